@@ -43,6 +43,11 @@ DUNDERS = (
     ("__and__", "bitwise_and", "binary"), ("__rand__", "bitwise_and", "binary"), ("__iand__", "bitwise_and_", "binary"),
     ("__or__", "bitwise_or", "binary"), ("__ror__", "bitwise_or", "binary"), ("__ior__", "bitwise_or_", "binary"),
     ("__xor__", "bitwise_xor", "binary"), ("__rxor__", "bitwise_xor", "binary"), ("__ixor__", "bitwise_xor_", "binary"),
+    ("__lshift__", "bitwise_left_shift", "binary"), ("__rlshift__", "bitwise_left_shift", "reflected"),
+    ("__ilshift__", "bitwise_left_shift_", "binary"),
+    ("__rshift__", "bitwise_right_shift", "binary"), ("__rrshift__", "bitwise_right_shift", "reflected"),
+    ("__irshift__", "bitwise_right_shift_", "binary"),
+    ("__rdiv__", "div", "reflected"),
     ("__lt__", "lt", "binary"), ("__le__", "le", "binary"), ("__gt__", "gt", "binary"),
     ("__ge__", "ge", "binary"), ("__eq__", "eq", "binary"), ("__ne__", "ne", "binary"),
 )

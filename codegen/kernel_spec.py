@@ -69,6 +69,7 @@ FUNCTIONS: dict[str, FunctionRule] = {
         "atan2": "np.arctan2({0}, {1})", "maximum": "np.maximum({0}, {1})",
         "minimum": "np.minimum({0}, {1})", "fmod": "np.fmod({0}, {1})", "pow": "_k.power({0}, {1})",
         "copysign": "np.copysign({0}, {1})", "nextafter": "np.nextafter({0}, {1})",
+        "gcd": "np.gcd({0}, {1})", "lcm": "np.lcm({0}, {1})", "shl": "_k.shl({0}, {1})", "shr": "_k.shr({0}, {1})",
     }),
     **_rules(3, {"where": "_k.where({0}, {1}, {2})"}),  # Note [Branch-free where] (cpu_pointwise.py)
 }

@@ -36,6 +36,8 @@ RUNTIME_OPS: frozenset[str] = frozenset({
     "_linalg_pinv",  # G.linalg.pinv (runtime/linalg.py)
     # F.linear_cross_entropy, F.multi_head_attention_forward, LKJCholesky, Muon
     "cross_entropy_loss", "diag_embed", "lerp", "linear",
+    "cholesky", "linalg_qr", "put", "qr",  # legacy linalg names and numeric ops
+    "slogdet",  # distributions.Wishart
 })  # fmt: skip
 
 

@@ -4643,6 +4643,78 @@ class IsinBackward2(_Node):
         return out
 
 
+class GeqrfBackward0(_Node):
+    """Backward of geqrf."""
+
+    __slots__ = ()
+    fresh_gradients = True
+    _saved_fields = ()
+
+    def apply(self, grads):
+        grad = grads[0]
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            _not_implemented_input("geqrf", "self")
+        return out
+
+
+class NanmedianBackward0(_Node):
+    """Backward of nanmedian."""
+
+    __slots__ = ("_saved_input", "_saved_result", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_input", "_saved_result", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self._saved_input.unpack(self)
+        result = self._saved_result.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.evenly_distribute_backward(grad, input, result)
+        return out
+
+
+class NanmedianBackward1(_Node):
+    """Backward of nanmedian.dim."""
+
+    __slots__ = ("_saved_dim", "_saved_keepdim", "_saved__input_shape", "_saved_result1", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        _input_shape = self._saved__input_shape
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = _H.value_selecting_reduction_backward(grads[0], dim, result1, _input_shape, keepdim)
+        return out
+
+
+class FrexpBackward0(_Node):
+    """Backward of frexp.Tensor."""
+
+    __slots__ = ("_saved__input_dtype", "_saved_result1", )
+    fresh_gradients = True
+    _saved_fields = ("_saved_result1", )
+
+    def apply(self, grads):
+        grad = grads[0]
+        _input_dtype = self._saved__input_dtype
+        result1 = self._saved_result1.unpack(self)
+        out = [None] * 1
+        _edges = self.next_edges
+        if (0 < len(_edges) and _edges[0] is not None):
+            out[0] = grads[0] * _F.exp2(-result1.to(_input_dtype))
+        return out
+
+
 # Note [Autograd node names] in codegen/derivatives.py: the name a PyTorch user sees, for type() and name().
 AddBackward1.__name__ = AddBackward1.__qualname__ = "AddBackward0"
 SubBackward1.__name__ = SubBackward1.__qualname__ = "SubBackward0"
@@ -12759,4 +12831,354 @@ def angle(input):
             result._output_nr = 0
             result._requires_grad = True
             result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def geqrf(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_geqrf[_k](input)
+    if input._requires_grad:
+        node = _new(GeqrfBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        _set_history(result, node, (False, False))
+    return result
+
+
+def gcd(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_gcd[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("gcd")
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def gcd_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _NotImplementedNode("gcd_")
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_gcd_[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def gcd_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("gcd(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_gcd_out[_k](input, other, out)
+
+
+def lcm(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_lcm[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("lcm")
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def lcm_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _NotImplementedNode("lcm_")
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_lcm_[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def lcm_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("lcm(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_lcm_out[_k](input, other, out)
+
+
+def bitwise_left_shift_Tensor(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_left_shift_Tensor[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("bitwise_left_shift.Tensor")
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def bitwise_left_shift_Tensor_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _NotImplementedNode("bitwise_left_shift_.Tensor")
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_left_shift__Tensor[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def bitwise_left_shift_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("bitwise_left_shift(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_bitwise_left_shift_out[_k](input, other, out)
+
+
+def bitwise_left_shift_Tensor_Scalar(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_left_shift_Tensor_Scalar[_k](input, other)
+    if input._requires_grad:
+        node = _NotImplementedNode("bitwise_left_shift.Tensor_Scalar")
+        _fn = input._grad_fn
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def bitwise_left_shift_Tensor_Scalar_inplace(input, other):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _NotImplementedNode("bitwise_left_shift_.Tensor_Scalar")
+        _fn = input._grad_fn
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_left_shift__Tensor_Scalar[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def bitwise_left_shift_Tensor_Scalar_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("bitwise_left_shift(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_bitwise_left_shift_Tensor_Scalar_out[_k](input, other, out)
+
+
+def bitwise_right_shift_Tensor(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_right_shift_Tensor[_k](input, other)
+    if input._requires_grad or other._requires_grad:
+        node = _NotImplementedNode("bitwise_right_shift.Tensor")
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def bitwise_right_shift_Tensor_inplace(input, other):
+    _need = input._requires_grad or other._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _NotImplementedNode("bitwise_right_shift_.Tensor")
+        if input._requires_grad:
+            _fn = input._grad_fn
+            _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        else:
+            _e0 = None
+        if other._requires_grad:
+            _fn = other._grad_fn
+            _e1 = ((_fn, other._output_nr, other._data.shape, other._dtype, other._device) if _fn is not None else other._leaf_edge or _leaf_edge(other))
+        else:
+            _e1 = None
+        node.next_edges = (_e0, _e1)
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_right_shift__Tensor[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def bitwise_right_shift_Tensor_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("bitwise_right_shift(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_bitwise_right_shift_out[_k](input, other, out)
+
+
+def bitwise_right_shift_Tensor_Scalar(input, other):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_right_shift_Tensor_Scalar[_k](input, other)
+    if input._requires_grad:
+        node = _NotImplementedNode("bitwise_right_shift.Tensor_Scalar")
+        _fn = input._grad_fn
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        result._grad_fn = node
+        result._output_nr = 0
+        result._requires_grad = True
+        result._keys |= AUTOGRAD_BIT
+    return result
+
+
+def bitwise_right_shift_Tensor_Scalar_inplace(input, other):
+    _need = input._requires_grad
+    if _need:
+        _check_inplace(input)
+        node = _NotImplementedNode("bitwise_right_shift_.Tensor_Scalar")
+        _fn = input._grad_fn
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_bitwise_right_shift__Tensor_Scalar[_k](input, other)
+    if _need:
+        _rebase_history(input, node)
+    return result
+
+
+def bitwise_right_shift_Tensor_Scalar_out(input, other, out):
+    if _any_requires_grad(input, other, out):
+        raise RuntimeError("bitwise_right_shift(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.")
+    _k = (_shared.remap or _tls.remap)[input._keys | out._keys] & _BELOW_AUTOGRAD
+    return _ops._tab_bitwise_right_shift_Tensor_Scalar_out[_k](input, other, out)
+
+
+def nanmedian(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_nanmedian[_k](input)
+    if input._requires_grad:
+        node = _new(NanmedianBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_input = _Saved(input, False)
+        if result._dtype.is_floating_point:
+            result._grad_fn = node
+            result._output_nr = 0
+            result._requires_grad = True
+            result._keys |= AUTOGRAD_BIT
+        node._saved_result = _Saved(result, True)
+    return result
+
+
+def nanmedian_dim(input, dim, keepdim):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_nanmedian_dim[_k](input, dim, keepdim)
+    if input._requires_grad:
+        node = _new(NanmedianBackward1)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved_dim = dim
+        node._saved_keepdim = keepdim
+        node._saved__input_shape = input._data.shape
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
+    return result
+
+
+def frexp_Tensor(input):
+    _k = (_shared.remap or _tls.remap)[input._keys] & _BELOW_AUTOGRAD
+    result = _ops._tab_frexp_Tensor[_k](input)
+    if input._requires_grad:
+        node = _new(FrexpBackward0)
+        node.sequence_nr = _next_seq()
+        _fn = input._grad_fn
+        _e0 = ((_fn, input._output_nr, input._data.shape, input._dtype, input._device) if _fn is not None else input._leaf_edge or _leaf_edge(input))
+        node.next_edges = (_e0,)
+        node._saved__input_dtype = input.dtype
+        _set_history(result, node, (True, False))
+        node._saved_result1 = _Saved(result[1], True)
     return result

@@ -6313,3 +6313,357 @@ def logaddexp2_out(input, other, out):
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("logaddexp2", out, r, dt, (input, other))
+
+
+_FAST_gcd = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64'), floating_only=False)
+
+
+def gcd(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_gcd:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("gcd", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
+    try:
+        r = np.gcd(a0, a1)
+    except ValueError:
+        _k.broadcast_error("gcd", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def gcd_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_gcd:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("gcd", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
+    try:
+        r = np.gcd(a0, a1)
+    except ValueError:
+        _k.broadcast_error("gcd", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("gcd_", input, r, dt, (other,))
+
+
+def gcd_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_gcd:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("gcd", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
+    try:
+        r = np.gcd(a0, a1)
+    except ValueError:
+        _k.broadcast_error("gcd", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("gcd", out, r, dt, (input, other))
+
+
+_FAST_lcm = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64'), floating_only=False)
+
+
+def lcm(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_lcm:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("lcm", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
+    try:
+        r = np.lcm(a0, a1)
+    except ValueError:
+        _k.broadcast_error("lcm", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def lcm_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_lcm:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("lcm", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
+    try:
+        r = np.lcm(a0, a1)
+    except ValueError:
+        _k.broadcast_error("lcm", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("lcm_", input, r, dt, (other,))
+
+
+def lcm_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_lcm:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("lcm", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
+    try:
+        r = np.lcm(a0, a1)
+    except ValueError:
+        _k.broadcast_error("lcm", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("lcm", out, r, dt, (input, other))
+
+
+_FAST_bitwise_left_shift_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64'), floating_only=False)
+
+
+def bitwise_left_shift_Tensor(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_bitwise_left_shift_Tensor:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
+    try:
+        r = _k.shl(a0, a1)
+    except ValueError:
+        _k.broadcast_error("bitwise_left_shift", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def bitwise_left_shift_Tensor_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_bitwise_left_shift_Tensor:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
+    try:
+        r = _k.shl(a0, a1)
+    except ValueError:
+        _k.broadcast_error("bitwise_left_shift", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("bitwise_left_shift_", input, r, dt, (other,))
+
+
+def bitwise_left_shift_Tensor_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_bitwise_left_shift_Tensor:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
+    try:
+        r = _k.shl(a0, a1)
+    except ValueError:
+        _k.broadcast_error("bitwise_left_shift", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("bitwise_left_shift", out, r, dt, (input, other))
+
+
+_FAST_bitwise_left_shift_Tensor_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64'), floating_only=False)
+
+
+def bitwise_left_shift_Tensor_Scalar(input, other):
+    dt = input._dtype
+    if dt in _FAST_bitwise_left_shift_Tensor_Scalar:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
+    try:
+        r = _k.shl(a0, other)
+    except ValueError:
+        _k.broadcast_error("bitwise_left_shift", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def bitwise_left_shift_Tensor_Scalar_inplace(input, other):
+    dt = input._dtype
+    if dt in _FAST_bitwise_left_shift_Tensor_Scalar:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
+    try:
+        r = _k.shl(a0, other)
+    except ValueError:
+        _k.broadcast_error("bitwise_left_shift", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("bitwise_left_shift_", input, r, dt, ())
+
+
+def bitwise_left_shift_Tensor_Scalar_out(input, other, out):
+    dt = input._dtype
+    if dt in _FAST_bitwise_left_shift_Tensor_Scalar:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
+    try:
+        r = _k.shl(a0, other)
+    except ValueError:
+        _k.broadcast_error("bitwise_left_shift", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("bitwise_left_shift", out, r, dt, (input,))
+
+
+_FAST_bitwise_right_shift_Tensor = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64'), floating_only=False)
+
+
+def bitwise_right_shift_Tensor(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_bitwise_right_shift_Tensor:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
+    try:
+        r = _k.shr(a0, a1)
+    except ValueError:
+        _k.broadcast_error("bitwise_right_shift", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def bitwise_right_shift_Tensor_inplace(input, other):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_bitwise_right_shift_Tensor:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
+    try:
+        r = _k.shr(a0, a1)
+    except ValueError:
+        _k.broadcast_error("bitwise_right_shift", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("bitwise_right_shift_", input, r, dt, (other,))
+
+
+def bitwise_right_shift_Tensor_out(input, other, out):
+    dt = input._dtype
+    if other._dtype is dt and dt in _FAST_bitwise_right_shift_Tensor:
+        a0 = input._data
+        a1 = other._data
+    else:
+        dt, a0, a1 = _k.operands("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
+    try:
+        r = _k.shr(a0, a1)
+    except ValueError:
+        _k.broadcast_error("bitwise_right_shift", a0, a1)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("bitwise_right_shift", out, r, dt, (input, other))
+
+
+_FAST_bitwise_right_shift_Tensor_Scalar = _k.fast_dtypes(('uint8', 'int8', 'int16', 'int32', 'int64'), floating_only=False)
+
+
+def bitwise_right_shift_Tensor_Scalar(input, other):
+    dt = input._dtype
+    if dt in _FAST_bitwise_right_shift_Tensor_Scalar:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
+    try:
+        r = _k.shr(a0, other)
+    except ValueError:
+        _k.broadcast_error("bitwise_right_shift", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    t = _new(Tensor)
+    t._data = r
+    t._dtype = dt
+    t._device = _CPU
+    t._keys = _CPU_BIT
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    return t
+
+
+def bitwise_right_shift_Tensor_Scalar_inplace(input, other):
+    dt = input._dtype
+    if dt in _FAST_bitwise_right_shift_Tensor_Scalar:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
+    try:
+        r = _k.shr(a0, other)
+    except ValueError:
+        _k.broadcast_error("bitwise_right_shift", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_inplace("bitwise_right_shift_", input, r, dt, ())
+
+
+def bitwise_right_shift_Tensor_Scalar_out(input, other, out):
+    dt = input._dtype
+    if dt in _FAST_bitwise_right_shift_Tensor_Scalar:
+        a0 = input._data
+    else:
+        dt, a0 = _k.operands("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
+    try:
+        r = _k.shr(a0, other)
+    except ValueError:
+        _k.broadcast_error("bitwise_right_shift", a0)
+    if r.__class__ is not _ndarray or r.dtype is not dt.np:
+        r = np.asarray(r, dtype=dt.np)
+    return _k.store_out("bitwise_right_shift", out, r, dt, (input,))

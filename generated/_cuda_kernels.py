@@ -511,6 +511,74 @@ def bitwise_and_Tensor_out(self, other, out):
                   out=out)
 
 
+# bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor
+_bitwise_left_shift_Tensor = PointwiseKernel(
+    name="bitwise_left_shift_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_left_shift_Tensor.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+    },
+)
+
+
+def bitwise_left_shift_Tensor(self, other):
+    return launch(_bitwise_left_shift_Tensor, (self, other), ())
+
+
+def bitwise_left_shift_Tensor_inplace(self, other):
+    return launch(_bitwise_left_shift_Tensor, (self, other), (),
+                  out=self)
+
+
+def bitwise_left_shift_Tensor_out(self, other, out):
+    return launch(_bitwise_left_shift_Tensor, (self, other), (),
+                  out=out)
+
+
+# bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor
+_bitwise_left_shift_Tensor_Scalar = PointwiseKernel(
+    name="bitwise_left_shift_Tensor_Scalar",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_left_shift_Tensor_Scalar.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=1,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+    },
+)
+
+
+def bitwise_left_shift_Tensor_Scalar(self, other):
+    return launch(_bitwise_left_shift_Tensor_Scalar, (self,), (other,))
+
+
+def bitwise_left_shift_Tensor_Scalar_inplace(self, other):
+    return launch(_bitwise_left_shift_Tensor_Scalar, (self,), (other,),
+                  out=self)
+
+
+def bitwise_left_shift_Tensor_Scalar_out(self, other, out):
+    return launch(_bitwise_left_shift_Tensor_Scalar, (self,), (other,),
+                  out=out)
+
+
 # bitwise_not(Tensor self) -> Tensor
 _bitwise_not = PointwiseKernel(
     name="bitwise_not",
@@ -578,6 +646,74 @@ def bitwise_or_Tensor_inplace(self, other):
 
 def bitwise_or_Tensor_out(self, other, out):
     return launch(_bitwise_or_Tensor, (self, other), (),
+                  out=out)
+
+
+# bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor
+_bitwise_right_shift_Tensor = PointwiseKernel(
+    name="bitwise_right_shift_Tensor",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_right_shift_Tensor.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+    },
+)
+
+
+def bitwise_right_shift_Tensor(self, other):
+    return launch(_bitwise_right_shift_Tensor, (self, other), ())
+
+
+def bitwise_right_shift_Tensor_inplace(self, other):
+    return launch(_bitwise_right_shift_Tensor, (self, other), (),
+                  out=self)
+
+
+def bitwise_right_shift_Tensor_out(self, other, out):
+    return launch(_bitwise_right_shift_Tensor, (self, other), (),
+                  out=out)
+
+
+# bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor
+_bitwise_right_shift_Tensor_Scalar = PointwiseKernel(
+    name="bitwise_right_shift_Tensor_Scalar",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/bitwise_right_shift_Tensor_Scalar.cu"),
+    promote="common",
+    num_tensors=1,
+    num_scalars=1,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+    },
+)
+
+
+def bitwise_right_shift_Tensor_Scalar(self, other):
+    return launch(_bitwise_right_shift_Tensor_Scalar, (self,), (other,))
+
+
+def bitwise_right_shift_Tensor_Scalar_inplace(self, other):
+    return launch(_bitwise_right_shift_Tensor_Scalar, (self,), (other,),
+                  out=self)
+
+
+def bitwise_right_shift_Tensor_Scalar_out(self, other, out):
+    return launch(_bitwise_right_shift_Tensor_Scalar, (self,), (other,),
                   out=out)
 
 
@@ -1485,6 +1621,40 @@ def frac_out(self, out):
                   out=out)
 
 
+# gcd(Tensor self, Tensor other) -> Tensor
+_gcd = PointwiseKernel(
+    name="gcd",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/gcd.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+    },
+)
+
+
+def gcd(self, other):
+    return launch(_gcd, (self, other), ())
+
+
+def gcd_inplace(self, other):
+    return launch(_gcd, (self, other), (),
+                  out=self)
+
+
+def gcd_out(self, other, out):
+    return launch(_gcd, (self, other), (),
+                  out=out)
+
+
 # ge.Scalar(Tensor self, Scalar other) -> Tensor
 _ge_Scalar = PointwiseKernel(
     name="ge_Scalar",
@@ -1970,6 +2140,40 @@ def isposinf(self):
 
 def isposinf_out(self, out):
     return launch(_isposinf, (self,), (),
+                  out=out)
+
+
+# lcm(Tensor self, Tensor other) -> Tensor
+_lcm = PointwiseKernel(
+    name="lcm",
+    source=os.path.join(_CUDA_DIR, "cuda/pointwise/lcm.cu"),
+    promote="common",
+    num_tensors=2,
+    num_scalars=0,
+    promote_scalars=(),
+    conditions=(),
+    alpha=None,
+    instances={
+        "uint8": ("uint8", 16),
+        "int8": ("int8", 16),
+        "int16": ("int16", 8),
+        "int32": ("int32", 4),
+        "int64": ("int64", 2),
+    },
+)
+
+
+def lcm(self, other):
+    return launch(_lcm, (self, other), ())
+
+
+def lcm_inplace(self, other):
+    return launch(_lcm, (self, other), (),
+                  out=self)
+
+
+def lcm_out(self, other, out):
+    return launch(_lcm, (self, other), (),
                   out=out)
 
 

@@ -303,6 +303,14 @@ METHODS = {
         'Tensor.bitwise_and_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.bitwise_and and Tensor.bitwise_and; in-place: Tensor.bitwise_and_; out=: opgen.bitwise_and(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ),
     ),
+    "bitwise_left_shift": (
+        'Tensor.bitwise_left_shift(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor or number)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_left_shift and Tensor.bitwise_left_shift; in-place: Tensor.bitwise_left_shift_; out=: opgen.bitwise_left_shift(..., out=t)\nDifferentiable: bitwise_left_shift.Tensor, bitwise_left_shift.Tensor_Scalar: no; bitwise_left_shift.Scalar_Tensor: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor\n    bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor\n    bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor\n    bitwise_left_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "bitwise_left_shift_": (
+        'Tensor.bitwise_left_shift_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.bitwise_left_shift and Tensor.bitwise_left_shift; in-place: Tensor.bitwise_left_shift_; out=: opgen.bitwise_left_shift(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
+    ),
     "bitwise_not": (
         'Tensor.bitwise_not(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_not and Tensor.bitwise_not; in-place: Tensor.bitwise_not_; out=: opgen.bitwise_not(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_not(Tensor self) -> Tensor\n    bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('out', True, None), ),
@@ -317,6 +325,14 @@ METHODS = {
     ),
     "bitwise_or_": (
         'Tensor.bitwise_or_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.bitwise_or and Tensor.bitwise_or; in-place: Tensor.bitwise_or_; out=: opgen.bitwise_or(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
+    ),
+    "bitwise_right_shift": (
+        'Tensor.bitwise_right_shift(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor or number)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_right_shift and Tensor.bitwise_right_shift; in-place: Tensor.bitwise_right_shift_; out=: opgen.bitwise_right_shift(..., out=t)\nDifferentiable: bitwise_right_shift.Tensor, bitwise_right_shift.Tensor_Scalar: no; bitwise_right_shift.Scalar_Tensor: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor\n    bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor\n    bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor\n    bitwise_right_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "bitwise_right_shift_": (
+        'Tensor.bitwise_right_shift_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.bitwise_right_shift and Tensor.bitwise_right_shift; in-place: Tensor.bitwise_right_shift_; out=: opgen.bitwise_right_shift(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ),
     ),
     "bitwise_xor": (
@@ -342,6 +358,18 @@ METHODS = {
     "ceil_": (
         'Tensor.ceil_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.ceil and Tensor.ceil; in-place: Tensor.ceil_; out=: opgen.ceil(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node CeilBackward0)\n\nSchemas (native_functions.yaml):\n    ceil_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
+    ),
+    "cholesky": (
+        'Tensor.cholesky(self, upper=False, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    upper (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cholesky and Tensor.cholesky\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cholesky(Tensor self, bool upper=False) -> Tensor',
+        (('self', False, _REQ), ('upper', False, False), ('out', True, None), ),
+    ),
+    "cholesky_inverse": (
+        'Tensor.cholesky_inverse(self, upper=False, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    upper (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cholesky_inverse and Tensor.cholesky_inverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cholesky_inverse(Tensor self, bool upper=False) -> Tensor',
+        (('self', False, _REQ), ('upper', False, False), ('out', True, None), ),
+    ),
+    "cholesky_solve": (
+        'Tensor.cholesky_solve(self, input2, upper=False, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    input2 (Tensor)\n    upper (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cholesky_solve and Tensor.cholesky_solve\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor',
+        (('self', False, _REQ), ('input2', False, _REQ), ('upper', False, False), ('out', True, None), ),
     ),
     "chunk": (
         'Tensor.chunk(self, chunks, dim=0) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    chunks (int)\n    dim (int, default 0)\n\nForms: functional: opgen.chunk and Tensor.chunk\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]',
@@ -667,9 +695,21 @@ METHODS = {
         'Tensor.frac_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.frac and Tensor.frac; in-place: Tensor.frac_; out=: opgen.frac(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node FracBackward0)\n\nSchemas (native_functions.yaml):\n    frac_(Tensor(a!) self) -> Tensor(a!)',
         (('self', False, _REQ), ),
     ),
+    "frexp": (
+        'Tensor.frexp(self, *, out=None) -> (Tensor mantissa, Tensor exponent)\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.frexp and Tensor.frexp\nDifferentiable: yes, for input (derivatives.yaml; backward node FrexpBackward0)\n\nSchemas (native_functions.yaml):\n    frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)',
+        (('self', False, _REQ), ('out', True, None), ),
+    ),
     "gather": (
         'Tensor.gather(self, dim, index, *, sparse_grad=False, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int)\n    index (Tensor)\n    sparse_grad (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.gather and Tensor.gather\nDifferentiable: yes, for input (derivatives.yaml; backward node GatherBackward0)\n\nSchemas (native_functions.yaml):\n    gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',
         (('self', False, _REQ), ('dim', False, _REQ), ('index', False, _REQ), ('sparse_grad', True, False), ('out', True, None), ),
+    ),
+    "gcd": (
+        'Tensor.gcd(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.gcd and Tensor.gcd; in-place: Tensor.gcd_; out=: opgen.gcd(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    gcd(Tensor self, Tensor other) -> Tensor\n    gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "gcd_": (
+        'Tensor.gcd_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.gcd and Tensor.gcd; in-place: Tensor.gcd_; out=: opgen.gcd(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
     ),
     "ge": (
         'Tensor.ge(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ge and Tensor.ge; out=: opgen.ge(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    ge.Tensor(Tensor self, Tensor other) -> Tensor\n    ge.Scalar(Tensor self, Scalar other) -> Tensor\n    ge.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)',
@@ -678,6 +718,10 @@ METHODS = {
     "geometric_": (
         'Tensor.geometric_(self, p, *, generator=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    p (float)\n    generator (Generator, optional, default None)\n\nForms: in-place: Tensor.geometric_\nDifferentiable: yes, for input (derivatives.yaml; backward node GeometricBackward0)\n\nSchemas (native_functions.yaml):\n    geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)',
         (('self', False, _REQ), ('p', False, _REQ), ('generator', True, None), ),
+    ),
+    "geqrf": (
+        'Tensor.geqrf(self, *, out=None) -> (Tensor a, Tensor tau)\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.geqrf and Tensor.geqrf\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    geqrf(Tensor self) -> (Tensor a, Tensor tau)',
+        (('self', False, _REQ), ('out', True, None), ),
     ),
     "ger": (
         'Tensor.ger(self, vec2, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    vec2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ger and Tensor.ger\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    ger(Tensor self, Tensor vec2) -> Tensor',
@@ -730,6 +774,10 @@ METHODS = {
     "histc": (
         'Tensor.histc(self, bins=100, min=0, max=0, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    bins (int, default 100)\n    min (number, default 0)\n    max (number, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.histc and Tensor.histc\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor',
         (('self', False, _REQ), ('bins', False, 100), ('min', False, 0), ('max', False, 0), ('out', True, None), ),
+    ),
+    "histogram": (
+        'Tensor.histogram(self, bins, *, weight=None, density=False) -> (Tensor hist, Tensor bin_edges)\nTensor.histogram(self, bins=100, *, range=None, weight=None, density=False) -> (Tensor hist, Tensor bin_edges)\n\nArguments:\n    self (Tensor)\n    bins (Tensor or int; may be left out: only histogram.bin_ct, histogram.bins_tensor take it)\n    weight (Tensor, optional, default None)\n    density (bool, default False)\n    range (sequence of floats, optional, default None; taken by histogram.bin_ct)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.histogram and Tensor.histogram\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)\n    histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)',
+        (('self', False, _REQ), ('bins', False, _NG), ('weight', True, None), ('density', True, False), ('range', True, None), ('out', True, None), ),
     ),
     "hsplit": (
         'Tensor.hsplit(self, sections) -> list of Tensors\nTensor.hsplit(self, indices) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    sections (int; may be left out: only hsplit.int takes it)\n    indices (int or sequence of ints; may be left out: only hsplit.array takes it)\n\nForms: functional: opgen.hsplit and Tensor.hsplit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]\n    hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]',
@@ -834,6 +882,14 @@ METHODS = {
     "kthvalue": (
         'Tensor.kthvalue(self, k, dim=-1, keepdim=False, *, out=None) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    k (int)\n    dim (int, default -1)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.kthvalue and Tensor.kthvalue\nDifferentiable: yes, for input (derivatives.yaml; backward node KthvalueBackward0)\n\nSchemas (native_functions.yaml):\n    kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)',
         (('self', False, _REQ), ('k', False, _REQ), ('dim', False, -1), ('keepdim', False, False), ('out', True, None), ),
+    ),
+    "lcm": (
+        'Tensor.lcm(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lcm and Tensor.lcm; in-place: Tensor.lcm_; out=: opgen.lcm(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    lcm(Tensor self, Tensor other) -> Tensor\n    lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "lcm_": (
+        'Tensor.lcm_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.lcm and Tensor.lcm; in-place: Tensor.lcm_; out=: opgen.lcm(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)',
+        (('self', False, _REQ), ('other', False, _REQ), ),
     ),
     "ldexp": (
         'Tensor.ldexp(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ldexp and Tensor.ldexp\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    ldexp.Tensor(Tensor self, Tensor other) -> Tensor',
@@ -975,6 +1031,10 @@ METHODS = {
         'Tensor.lt(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lt and Tensor.lt; out=: opgen.lt(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    lt.Tensor(Tensor self, Tensor other) -> Tensor\n    lt.Scalar(Tensor self, Scalar other) -> Tensor\n    lt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
     ),
+    "lu_solve": (
+        'Tensor.lu_solve(self, LU_data, LU_pivots, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    LU_data (Tensor)\n    LU_pivots (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lu_solve and Tensor.lu_solve\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor',
+        (('self', False, _REQ), ('LU_data', False, _REQ), ('LU_pivots', False, _REQ), ('out', True, None), ),
+    ),
     "masked_fill": (
         'Tensor.masked_fill(self, mask, value, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mask (Tensor)\n    value (number or Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.masked_fill and Tensor.masked_fill; in-place: Tensor.masked_fill_; out=: opgen.masked_fill(..., out=t)\nDifferentiable: masked_fill.Scalar: yes, for input (derivatives.yaml; backward node MaskedFillBackward0); masked_fill.Tensor: yes, for input, value (derivatives.yaml; backward node MaskedFillBackward1) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor\n    masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor\n    masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)\n    masked_fill.out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)',
         (('self', False, _REQ), ('mask', False, _REQ), ('value', False, _REQ), ('out', True, None), ),
@@ -983,6 +1043,10 @@ METHODS = {
         'Tensor.masked_fill_(self, mask, value) -> Tensor\n\nArguments:\n    self (Tensor)\n    mask (Tensor)\n    value (number or Tensor)\n\nForms: functional: opgen.masked_fill and Tensor.masked_fill; in-place: Tensor.masked_fill_; out=: opgen.masked_fill(..., out=t)\nDifferentiable: masked_fill_.Scalar: yes, for input (derivatives.yaml; backward node MaskedFillBackward0); masked_fill_.Tensor: yes, for input, value (derivatives.yaml; backward node MaskedFillBackward1)\n\nSchemas (native_functions.yaml):\n    masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)\n    masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)',
         (('self', False, _REQ), ('mask', False, _REQ), ('value', False, _REQ), ),
     ),
+    "masked_scatter": (
+        'Tensor.masked_scatter(self, mask, source, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mask (Tensor)\n    source (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.masked_scatter and Tensor.masked_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor',
+        (('self', False, _REQ), ('mask', False, _REQ), ('source', False, _REQ), ('out', True, None), ),
+    ),
     "masked_select": (
         'Tensor.masked_select(self, mask, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    mask (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.masked_select and Tensor.masked_select\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    masked_select(Tensor self, Tensor mask) -> Tensor',
         (('self', False, _REQ), ('mask', False, _REQ), ('out', True, None), ),
@@ -990,6 +1054,10 @@ METHODS = {
     "matmul": (
         'Tensor.matmul(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.matmul and Tensor.matmul\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matmul(Tensor self, Tensor other) -> Tensor',
         (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
+    ),
+    "matrix_exp": (
+        'Tensor.matrix_exp(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.matrix_exp and Tensor.matrix_exp\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matrix_exp(Tensor self) -> Tensor',
+        (('self', False, _REQ), ('out', True, None), ),
     ),
     "matrix_power": (
         'Tensor.matrix_power(self, n, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    n (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.matrix_power and Tensor.matrix_power\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matrix_power(Tensor self, int n) -> Tensor',
@@ -1087,6 +1155,10 @@ METHODS = {
         'Tensor.nanmean(self, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None)\n    keepdim (bool, default False)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nanmean and Tensor.nanmean\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
         (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ),
     ),
+    "nanmedian": (
+        'Tensor.nanmedian(self) -> Tensor\nTensor.nanmedian(self, dim, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only nanmedian.dim takes it)\n    keepdim (bool, default False; taken by nanmedian.dim)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nanmedian and Tensor.nanmedian\nDifferentiable: nanmedian: yes, for input (derivatives.yaml; backward node NanmedianBackward0); nanmedian.dim: yes, for input (derivatives.yaml; backward node NanmedianBackward1)\n\nSchemas (native_functions.yaml):\n    nanmedian(Tensor self) -> Tensor\n    nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)',
+        (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('out', True, None), ),
+    ),
     "nanquantile": (
         "Tensor.nanquantile(self, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    q (Tensor or float)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    interpolation (str, default 'linear')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nanquantile and Tensor.nanquantile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor\n    nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor",
         (('self', False, _REQ), ('q', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('interpolation', True, 'linear'), ('out', True, None), ),
@@ -1163,9 +1235,21 @@ METHODS = {
         'Tensor.not_equal_(self, other) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.not_equal and Tensor.not_equal; in-place: Tensor.not_equal_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    not_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)',
         (('self', False, _REQ), ('other', False, _REQ), ),
     ),
+    "orgqr": (
+        'Tensor.orgqr(self, input2, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    input2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.orgqr and Tensor.orgqr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    orgqr(Tensor self, Tensor input2) -> Tensor',
+        (('self', False, _REQ), ('input2', False, _REQ), ('out', True, None), ),
+    ),
+    "ormqr": (
+        'Tensor.ormqr(self, input2, input3, left=True, transpose=False, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    input2 (Tensor)\n    input3 (Tensor)\n    left (bool, default True)\n    transpose (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ormqr and Tensor.ormqr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor',
+        (('self', False, _REQ), ('input2', False, _REQ), ('input3', False, _REQ), ('left', False, True), ('transpose', False, False), ('out', True, None), ),
+    ),
     "outer": (
         'Tensor.outer(self, vec2, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    vec2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.outer and Tensor.outer\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    outer(Tensor self, Tensor vec2) -> Tensor',
         (('self', False, _REQ), ('vec2', False, _REQ), ('out', True, None), ),
+    ),
+    "pinverse": (
+        'Tensor.pinverse(self, rcond=1e-15, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    rcond (float, default 1e-15)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.pinverse and Tensor.pinverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    pinverse(Tensor self, float rcond=1e-15) -> Tensor',
+        (('self', False, _REQ), ('rcond', False, 1e-15), ('out', True, None), ),
     ),
     "positive": (
         'Tensor.positive(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.positive and Tensor.positive\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    positive(Tensor(a) self) -> Tensor(a)',
@@ -1186,6 +1270,14 @@ METHODS = {
     "prod": (
         'Tensor.prod(self, *, dtype=None) -> Tensor\nTensor.prod(self, dim, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only prod.dim_int takes it)\n    keepdim (bool, default False; taken by prod.dim_int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.prod and Tensor.prod\nDifferentiable: prod: yes, for input (derivatives.yaml; backward node ProdBackward0); prod.dim_int: yes, for input (derivatives.yaml; backward node ProdBackward1)\n\nSchemas (native_functions.yaml):\n    prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
         (('self', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ),
+    ),
+    "put": (
+        'Tensor.put(self, index, source, accumulate=False, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    index (Tensor)\n    source (Tensor)\n    accumulate (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.put and Tensor.put\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor',
+        (('self', False, _REQ), ('index', False, _REQ), ('source', False, _REQ), ('accumulate', False, False), ('out', True, None), ),
+    ),
+    "qr": (
+        'Tensor.qr(self, some=True, *, out=None) -> (Tensor Q, Tensor R)\n\nArguments:\n    self (Tensor)\n    some (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.qr and Tensor.qr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)',
+        (('self', False, _REQ), ('some', False, True), ('out', True, None), ),
     ),
     "quantile": (
         "Tensor.quantile(self, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    q (Tensor or float)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    interpolation (str, default 'linear')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.quantile and Tensor.quantile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor\n    quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor",
@@ -1443,6 +1535,10 @@ METHODS = {
         'Tensor.sum(self, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int or sequence of ints, optional, default None; taken by sum.dim_IntList)\n    keepdim (bool, default False; taken by sum.dim_IntList)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.sum and Tensor.sum\nDifferentiable: sum: yes, for input (derivatives.yaml; backward node SumBackward0); sum.dim_IntList: yes, for input (derivatives.yaml; backward node SumBackward1)\n\nSchemas (native_functions.yaml):\n    sum(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
         (('self', False, _REQ), ('dim', False, None), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ),
     ),
+    "svd": (
+        'Tensor.svd(self, some=True, compute_uv=True, *, out=None) -> (Tensor U, Tensor S, Tensor V)\n\nArguments:\n    self (Tensor)\n    some (bool, default True)\n    compute_uv (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.svd and Tensor.svd\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)',
+        (('self', False, _REQ), ('some', False, True), ('compute_uv', False, True), ('out', True, None), ),
+    ),
     "swapaxes": (
         'Tensor.swapaxes(self, axis0, axis1) -> Tensor\n\nArguments:\n    self (Tensor)\n    axis0 (int)\n    axis1 (int)\n\nForms: functional: opgen.swapaxes and Tensor.swapaxes; in-place: Tensor.swapaxes_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)',
         (('self', False, _REQ), ('axis0', False, _REQ), ('axis1', False, _REQ), ),
@@ -1511,6 +1607,10 @@ METHODS = {
         'Tensor.transpose_(self, dim0, dim1) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.transpose and Tensor.transpose; in-place: Tensor.transpose_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)',
         (('self', False, _REQ), ('dim0', False, _REQ), ('dim1', False, _REQ), ),
     ),
+    "triangular_solve": (
+        'Tensor.triangular_solve(self, A, upper=True, transpose=False, unitriangular=False, *, out=None) -> (Tensor solution, Tensor cloned_coefficient)\n\nArguments:\n    self (Tensor)\n    A (Tensor)\n    upper (bool, default True)\n    transpose (bool, default False)\n    unitriangular (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.triangular_solve and Tensor.triangular_solve\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)',
+        (('self', False, _REQ), ('A', False, _REQ), ('upper', False, True), ('transpose', False, False), ('unitriangular', False, False), ('out', True, None), ),
+    ),
     "tril": (
         'Tensor.tril(self, diagonal=0, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    diagonal (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.tril and Tensor.tril\nDifferentiable: yes, for input (derivatives.yaml; backward node TrilBackward0)\n\nSchemas (native_functions.yaml):\n    tril(Tensor self, int diagonal=0) -> Tensor',
         (('self', False, _REQ), ('diagonal', False, 0), ('out', True, None), ),
@@ -1550,6 +1650,10 @@ METHODS = {
     "unique": (
         'Tensor.unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None, *, out=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique\n\nArguments:\n    self (Tensor)\n    sorted (bool, default True)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unique and Tensor.unique\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',
         (('self', False, _REQ), ('sorted', False, True), ('return_inverse', False, False), ('return_counts', False, False), ('dim', False, None), ('out', True, None), ),
+    ),
+    "unique_consecutive": (
+        'Tensor.unique_consecutive(self, return_inverse=False, return_counts=False, dim=None, *, out=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique_consecutive\n\nArguments:\n    self (Tensor)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unique_consecutive and Tensor.unique_consecutive\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',
+        (('self', False, _REQ), ('return_inverse', False, False), ('return_counts', False, False), ('dim', False, None), ('out', True, None), ),
     ),
     "unsafe_chunk": (
         'Tensor.unsafe_chunk(self, chunks, dim=0) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    chunks (int)\n    dim (int, default 0)\n\nForms: functional: opgen.unsafe_chunk and Tensor.unsafe_chunk\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]',
@@ -1733,6 +1837,18 @@ def __rmatmul__(self, other):
     return _ops.matmul(other if isinstance(other, type(self)) else _scalar(other), self)
 
 
+def __rlshift__(self, other):
+    return _ops.bitwise_left_shift(other if isinstance(other, type(self)) else _scalar(other), self)
+
+
+def __rrshift__(self, other):
+    return _ops.bitwise_right_shift(other if isinstance(other, type(self)) else _scalar(other), self)
+
+
+def __rdiv__(self, other):
+    return _ops.div(other if isinstance(other, type(self)) else _scalar(other), self)
+
+
 def install(cls: type) -> None:
     """Attach the generated methods and operators to the Tensor class."""
     cls._view = _view
@@ -1787,6 +1903,13 @@ def install(cls: type) -> None:
     cls.__xor__ = _ops.bitwise_xor
     cls.__rxor__ = _ops.bitwise_xor
     cls.__ixor__ = _ops.bitwise_xor_
+    cls.__lshift__ = _ops.bitwise_left_shift
+    cls.__rlshift__ = __rlshift__
+    cls.__ilshift__ = _ops.bitwise_left_shift_
+    cls.__rshift__ = _ops.bitwise_right_shift
+    cls.__rrshift__ = __rrshift__
+    cls.__irshift__ = _ops.bitwise_right_shift_
+    cls.__rdiv__ = __rdiv__
     cls.__lt__ = _ops.lt
     cls.__le__ = _ops.le
     cls.__gt__ = _ops.gt

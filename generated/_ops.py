@@ -101,10 +101,14 @@ __all__ = [
     "bincount",
     "bitwise_and",
     "bitwise_and_",
+    "bitwise_left_shift",
+    "bitwise_left_shift_",
     "bitwise_not",
     "bitwise_not_",
     "bitwise_or",
     "bitwise_or_",
+    "bitwise_right_shift",
+    "bitwise_right_shift_",
     "bitwise_xor",
     "bitwise_xor_",
     "bmm",
@@ -114,6 +118,9 @@ __all__ = [
     "cdist",
     "ceil",
     "ceil_",
+    "cholesky",
+    "cholesky_inverse",
+    "cholesky_solve",
     "chunk",
     "clamp",
     "clamp_",
@@ -126,6 +133,7 @@ __all__ = [
     "clone",
     "col2im",
     "column_stack",
+    "combinations",
     "conj",
     "conj_physical",
     "conv2d",
@@ -205,9 +213,13 @@ __all__ = [
     "fmod_",
     "frac",
     "frac_",
+    "frexp",
     "gather",
+    "gcd",
+    "gcd_",
     "ge",
     "gelu",
+    "geqrf",
     "ger",
     "glu",
     "greater",
@@ -224,6 +236,7 @@ __all__ = [
     "heaviside",
     "heaviside_",
     "histc",
+    "histogram",
     "hsplit",
     "hstack",
     "huber_loss",
@@ -256,6 +269,8 @@ __all__ = [
     "kthvalue",
     "l1_loss",
     "layer_norm",
+    "lcm",
+    "lcm_",
     "ldexp",
     "le",
     "leaky_relu",
@@ -304,10 +319,14 @@ __all__ = [
     "logit",
     "logsumexp",
     "lt",
+    "lu_solve",
+    "lu_unpack",
     "masked_fill",
     "masked_fill_",
+    "masked_scatter",
     "masked_select",
     "matmul",
+    "matrix_exp",
     "matrix_power",
     "max",
     "max_pool2d",
@@ -336,6 +355,7 @@ __all__ = [
     "mvlgamma",
     "nan_to_num",
     "nanmean",
+    "nanmedian",
     "nanquantile",
     "nansum",
     "narrow",
@@ -356,16 +376,21 @@ __all__ = [
     "normal",
     "not_equal",
     "one_hot",
+    "orgqr",
+    "ormqr",
     "outer",
     "pairwise_distance",
     "permute",
     "permute_copy",
+    "pinverse",
     "polygamma",
     "positive",
     "pow",
     "pow_",
     "prelu",
     "prod",
+    "put",
+    "qr",
     "quantile",
     "rad2deg",
     "rad2deg_",
@@ -474,6 +499,7 @@ __all__ = [
     "sub_",
     "subtract",
     "sum",
+    "svd",
     "swapaxes",
     "swapdims",
     "t",
@@ -494,6 +520,7 @@ __all__ = [
     "transpose_copy",
     "trapezoid",
     "trapz",
+    "triangular_solve",
     "tril",
     "triu",
     "true_divide",
@@ -504,6 +531,7 @@ __all__ = [
     "unflatten",
     "unfold_copy",
     "unique",
+    "unique_consecutive",
     "unsafe_chunk",
     "unsafe_split",
     "unsafe_split_with_sizes",
@@ -9991,6 +10019,531 @@ def _call_resize_as_(input, the_template, memory_format):
     return _tab_resize_as_[_k](input, the_template, memory_format)
 
 
+_op_cholesky = _dispatcher.declare("cholesky", "cholesky(Tensor self, bool upper=False) -> Tensor", (0,), deferred=True)
+_tab_cholesky = _op_cholesky.table
+
+
+def _call_cholesky(input, upper):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cholesky, (input, upper,))
+    return _tab_cholesky[_k](input, upper)
+
+
+_op_cholesky_inverse = _dispatcher.declare("cholesky_inverse", "cholesky_inverse(Tensor self, bool upper=False) -> Tensor", (0,), deferred=True)
+_tab_cholesky_inverse = _op_cholesky_inverse.table
+
+
+def _call_cholesky_inverse(input, upper):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cholesky_inverse, (input, upper,))
+    return _tab_cholesky_inverse[_k](input, upper)
+
+
+_op_cholesky_solve = _dispatcher.declare("cholesky_solve", "cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor", (0, 1), deferred=True)
+_tab_cholesky_solve = _op_cholesky_solve.table
+
+
+def _call_cholesky_solve(input, input2, upper):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | input2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_cholesky_solve, (input, input2, upper,))
+    return _tab_cholesky_solve[_k](input, input2, upper)
+
+
+_op_qr = _dispatcher.declare("qr", "qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)", (0,), deferred=True)
+_tab_qr = _op_qr.table
+_rt_qr = _return_type(*('qr', ('Q', 'R')))
+
+
+def _call_qr(input, some):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_qr, (input, some,))
+    return _rt_qr._make(_tab_qr[_k](input, some))
+
+
+_op_svd = _dispatcher.declare("svd", "svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)", (0,), deferred=True)
+_tab_svd = _op_svd.table
+_rt_svd = _return_type(*('svd', ('U', 'S', 'V')))
+
+
+def _call_svd(input, some, compute_uv):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_svd, (input, some, compute_uv,))
+    return _rt_svd._make(_tab_svd[_k](input, some, compute_uv))
+
+
+_op_triangular_solve = _dispatcher.declare("triangular_solve", "triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)", (0, 1), deferred=True)
+_tab_triangular_solve = _op_triangular_solve.table
+_rt_triangular_solve = _return_type(*('triangular_solve', ('solution', 'cloned_coefficient')))
+
+
+def _call_triangular_solve(input, A, upper, transpose, unitriangular):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | A._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_triangular_solve, (input, A, upper, transpose, unitriangular,))
+    return _rt_triangular_solve._make(_tab_triangular_solve[_k](input, A, upper, transpose, unitriangular))
+
+
+_op_lu_solve = _dispatcher.declare("lu_solve", "lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor", (0, 1, 2), deferred=True)
+_tab_lu_solve = _op_lu_solve.table
+
+
+def _call_lu_solve(input, LU_data, LU_pivots):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | LU_data._keys | LU_pivots._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lu_solve, (input, LU_data, LU_pivots,))
+    return _tab_lu_solve[_k](input, LU_data, LU_pivots)
+
+
+_op_lu_unpack = _dispatcher.declare("lu_unpack", "lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)", (0, 1), deferred=True)
+_tab_lu_unpack = _op_lu_unpack.table
+_rt_lu_unpack = _return_type(*('lu_unpack', ('P', 'L', 'U')))
+
+
+def _call_lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots):
+    try:
+        _k = (_shared.remap or _tls.remap)[LU_data._keys | LU_pivots._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lu_unpack, (LU_data, LU_pivots, unpack_data, unpack_pivots,))
+    return _rt_lu_unpack._make(_tab_lu_unpack[_k](LU_data, LU_pivots, unpack_data, unpack_pivots))
+
+
+_op_orgqr = _dispatcher.declare("orgqr", "orgqr(Tensor self, Tensor input2) -> Tensor", (0, 1), deferred=True)
+_tab_orgqr = _op_orgqr.table
+
+
+def _call_orgqr(input, input2):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | input2._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_orgqr, (input, input2,))
+    return _tab_orgqr[_k](input, input2)
+
+
+_op_ormqr = _dispatcher.declare("ormqr", "ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor", (0, 1, 2), deferred=True)
+_tab_ormqr = _op_ormqr.table
+
+
+def _call_ormqr(input, input2, input3, left, transpose):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | input2._keys | input3._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_ormqr, (input, input2, input3, left, transpose,))
+    return _tab_ormqr[_k](input, input2, input3, left, transpose)
+
+
+_op_pinverse = _dispatcher.declare("pinverse", "pinverse(Tensor self, float rcond=1e-15) -> Tensor", (0,), deferred=True)
+_tab_pinverse = _op_pinverse.table
+
+
+def _call_pinverse(input, rcond):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_pinverse, (input, rcond,))
+    return _tab_pinverse[_k](input, rcond)
+
+
+_op_matrix_exp = _dispatcher.declare("matrix_exp", "matrix_exp(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_matrix_exp = _op_matrix_exp.table
+
+
+def _call_matrix_exp(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_matrix_exp, (input,))
+    return _tab_matrix_exp[_k](input)
+
+
+_op_geqrf = _dispatcher.declare("geqrf", "geqrf(Tensor self) -> (Tensor a, Tensor tau)", (0,), deferred=True)
+_tab_geqrf = _op_geqrf.table
+_rt_geqrf = _return_type(*('geqrf', ('a', 'tau')))
+
+
+def _call_geqrf(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_geqrf, (input,))
+    return _rt_geqrf._make(_tab_geqrf[_k](input))
+
+
+_op_gcd = _dispatcher.declare("gcd", "gcd(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_gcd = _op_gcd.table
+
+
+def _call_gcd(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_gcd, (input, other,))
+    return _tab_gcd[_k](input, other)
+
+
+_op_gcd_ = _dispatcher.declare("gcd_", "gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_gcd_ = _op_gcd_.table
+
+
+def _call_gcd_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_gcd_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_gcd_[_k](input, other)
+
+
+_op_gcd_out = _dispatcher.declare("gcd.out", "gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_gcd_out = _op_gcd_out.table
+
+
+def _call_gcd_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_gcd_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_gcd_out[_k](input, other, out)
+
+
+_op_lcm = _dispatcher.declare("lcm", "lcm(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_lcm = _op_lcm.table
+
+
+def _call_lcm(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lcm, (input, other,))
+    return _tab_lcm[_k](input, other)
+
+
+_op_lcm_ = _dispatcher.declare("lcm_", "lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_lcm_ = _op_lcm_.table
+
+
+def _call_lcm_(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lcm_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_lcm_[_k](input, other)
+
+
+_op_lcm_out = _dispatcher.declare("lcm.out", "lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_lcm_out = _op_lcm_out.table
+
+
+def _call_lcm_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lcm_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_lcm_out[_k](input, other, out)
+
+
+_op_bitwise_left_shift_Tensor = _dispatcher.declare("bitwise_left_shift.Tensor", "bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_bitwise_left_shift_Tensor = _op_bitwise_left_shift_Tensor.table
+
+
+def _call_bitwise_left_shift_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_left_shift_Tensor, (input, other,))
+    return _tab_bitwise_left_shift_Tensor[_k](input, other)
+
+
+_op_bitwise_left_shift__Tensor = _dispatcher.declare("bitwise_left_shift_.Tensor", "bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_bitwise_left_shift__Tensor = _op_bitwise_left_shift__Tensor.table
+
+
+def _call_bitwise_left_shift__Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_left_shift__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_left_shift__Tensor[_k](input, other)
+
+
+_op_bitwise_left_shift_out = _dispatcher.declare("bitwise_left_shift.out", "bitwise_left_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_bitwise_left_shift_out = _op_bitwise_left_shift_out.table
+
+
+def _call_bitwise_left_shift_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_left_shift_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_left_shift_out[_k](input, other, out)
+
+
+_op_bitwise_left_shift_Tensor_Scalar = _dispatcher.declare("bitwise_left_shift.Tensor_Scalar", "bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_bitwise_left_shift_Tensor_Scalar = _op_bitwise_left_shift_Tensor_Scalar.table
+
+
+def _call_bitwise_left_shift_Tensor_Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_left_shift_Tensor_Scalar, (input, other,))
+    return _tab_bitwise_left_shift_Tensor_Scalar[_k](input, other)
+
+
+_op_bitwise_left_shift__Tensor_Scalar = _dispatcher.declare("bitwise_left_shift_.Tensor_Scalar", "bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
+_tab_bitwise_left_shift__Tensor_Scalar = _op_bitwise_left_shift__Tensor_Scalar.table
+
+
+def _call_bitwise_left_shift__Tensor_Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_left_shift__Tensor_Scalar, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_left_shift__Tensor_Scalar[_k](input, other)
+
+
+_op_bitwise_left_shift_Tensor_Scalar_out = _dispatcher.declare("bitwise_left_shift.Tensor_Scalar_out", "bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
+_tab_bitwise_left_shift_Tensor_Scalar_out = _op_bitwise_left_shift_Tensor_Scalar_out.table
+
+
+def _call_bitwise_left_shift_Tensor_Scalar_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_left_shift_Tensor_Scalar_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_left_shift_Tensor_Scalar_out[_k](input, other, out)
+
+
+_op_bitwise_left_shift_Scalar_Tensor = _dispatcher.declare("bitwise_left_shift.Scalar_Tensor", "bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", (1,), deferred=True)
+_tab_bitwise_left_shift_Scalar_Tensor = _op_bitwise_left_shift_Scalar_Tensor.table
+
+
+def _call_bitwise_left_shift_Scalar_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_left_shift_Scalar_Tensor, (input, other,))
+    return _tab_bitwise_left_shift_Scalar_Tensor[_k](input, other)
+
+
+_op_bitwise_right_shift_Tensor = _dispatcher.declare("bitwise_right_shift.Tensor", "bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor", (0, 1), scalar_positions=(0, 1), deferred=True)
+_tab_bitwise_right_shift_Tensor = _op_bitwise_right_shift_Tensor.table
+
+
+def _call_bitwise_right_shift_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_right_shift_Tensor, (input, other,))
+    return _tab_bitwise_right_shift_Tensor[_k](input, other)
+
+
+_op_bitwise_right_shift__Tensor = _dispatcher.declare("bitwise_right_shift_.Tensor", "bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (0, 1), scalar_positions=(1,), deferred=True)
+_tab_bitwise_right_shift__Tensor = _op_bitwise_right_shift__Tensor.table
+
+
+def _call_bitwise_right_shift__Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_right_shift__Tensor, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_right_shift__Tensor[_k](input, other)
+
+
+_op_bitwise_right_shift_out = _dispatcher.declare("bitwise_right_shift.out", "bitwise_right_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", (0, 1, 2), scalar_positions=(0, 1), deferred=True)
+_tab_bitwise_right_shift_out = _op_bitwise_right_shift_out.table
+
+
+def _call_bitwise_right_shift_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_right_shift_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_right_shift_out[_k](input, other, out)
+
+
+_op_bitwise_right_shift_Tensor_Scalar = _dispatcher.declare("bitwise_right_shift.Tensor_Scalar", "bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor", (0,), scalar_positions=(0,), deferred=True)
+_tab_bitwise_right_shift_Tensor_Scalar = _op_bitwise_right_shift_Tensor_Scalar.table
+
+
+def _call_bitwise_right_shift_Tensor_Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_right_shift_Tensor_Scalar, (input, other,))
+    return _tab_bitwise_right_shift_Tensor_Scalar[_k](input, other)
+
+
+_op_bitwise_right_shift__Tensor_Scalar = _dispatcher.declare("bitwise_right_shift_.Tensor_Scalar", "bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (0,), deferred=True)
+_tab_bitwise_right_shift__Tensor_Scalar = _op_bitwise_right_shift__Tensor_Scalar.table
+
+
+def _call_bitwise_right_shift__Tensor_Scalar(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_right_shift__Tensor_Scalar, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_right_shift__Tensor_Scalar[_k](input, other)
+
+
+_op_bitwise_right_shift_Tensor_Scalar_out = _dispatcher.declare("bitwise_right_shift.Tensor_Scalar_out", "bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", (0, 2), scalar_positions=(0,), deferred=True)
+_tab_bitwise_right_shift_Tensor_Scalar_out = _op_bitwise_right_shift_Tensor_Scalar_out.table
+
+
+def _call_bitwise_right_shift_Tensor_Scalar_out(input, other, out):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_right_shift_Tensor_Scalar_out, (input, other, out,))
+    out._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_bitwise_right_shift_Tensor_Scalar_out[_k](input, other, out)
+
+
+_op_bitwise_right_shift_Scalar_Tensor = _dispatcher.declare("bitwise_right_shift.Scalar_Tensor", "bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", (1,), deferred=True)
+_tab_bitwise_right_shift_Scalar_Tensor = _op_bitwise_right_shift_Scalar_Tensor.table
+
+
+def _call_bitwise_right_shift_Scalar_Tensor(input, other):
+    try:
+        _k = (_shared.remap or _tls.remap)[other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_bitwise_right_shift_Scalar_Tensor, (input, other,))
+    return _tab_bitwise_right_shift_Scalar_Tensor[_k](input, other)
+
+
+_op_nanmedian = _dispatcher.declare("nanmedian", "nanmedian(Tensor self) -> Tensor", (0,), deferred=True)
+_tab_nanmedian = _op_nanmedian.table
+
+
+def _call_nanmedian(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nanmedian, (input,))
+    return _tab_nanmedian[_k](input)
+
+
+_op_nanmedian_dim = _dispatcher.declare("nanmedian.dim", "nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", (0,), deferred=True)
+_tab_nanmedian_dim = _op_nanmedian_dim.table
+_rt_nanmedian_dim = _return_type(*('nanmedian', ('values', 'indices')))
+
+
+def _call_nanmedian_dim(input, dim, keepdim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nanmedian_dim, (input, dim, keepdim,))
+    return _rt_nanmedian_dim._make(_tab_nanmedian_dim[_k](input, dim, keepdim))
+
+
+_op_frexp_Tensor = _dispatcher.declare("frexp.Tensor", "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)", (0,), deferred=True)
+_tab_frexp_Tensor = _op_frexp_Tensor.table
+_rt_frexp_Tensor = _return_type(*('frexp', ('mantissa', 'exponent')))
+
+
+def _call_frexp_Tensor(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_frexp_Tensor, (input,))
+    return _rt_frexp_Tensor._make(_tab_frexp_Tensor[_k](input))
+
+
+_op_histogram_bins_tensor = _dispatcher.declare("histogram.bins_tensor", "histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)", (0, 1, 2), deferred=True)
+_tab_histogram_bins_tensor = _op_histogram_bins_tensor.table
+_rt_histogram_bins_tensor = _return_type(*('histogram', ('hist', 'bin_edges')))
+
+
+def _call_histogram_bins_tensor(input, bins, weight, density):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | bins._keys | (weight._keys if weight is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_histogram_bins_tensor, (input, bins, weight, density,))
+    return _rt_histogram_bins_tensor._make(_tab_histogram_bins_tensor[_k](input, bins, weight, density))
+
+
+_op_histogram_bin_ct = _dispatcher.declare("histogram.bin_ct", "histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)", (0, 3), deferred=True)
+_tab_histogram_bin_ct = _op_histogram_bin_ct.table
+_rt_histogram_bin_ct = _return_type(*('histogram', ('hist', 'bin_edges')))
+
+
+def _call_histogram_bin_ct(input, bins, range, weight, density):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_histogram_bin_ct, (input, bins, range, weight, density,))
+    return _rt_histogram_bin_ct._make(_tab_histogram_bin_ct[_k](input, bins, range, weight, density))
+
+
+_op_combinations = _dispatcher.declare("combinations", "combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor", (0,), deferred=True)
+_tab_combinations = _op_combinations.table
+
+
+def _call_combinations(input, r, with_replacement):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_combinations, (input, r, with_replacement,))
+    return _tab_combinations[_k](input, r, with_replacement)
+
+
+_op_masked_scatter = _dispatcher.declare("masked_scatter", "masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", (0, 1, 2), deferred=True)
+_tab_masked_scatter = _op_masked_scatter.table
+
+
+def _call_masked_scatter(input, mask, source):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | mask._keys | source._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_masked_scatter, (input, mask, source,))
+    return _tab_masked_scatter[_k](input, mask, source)
+
+
+_op_put = _dispatcher.declare("put", "put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor", (0, 1, 2), deferred=True)
+_tab_put = _op_put.table
+
+
+def _call_put(input, index, source, accumulate):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | index._keys | source._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_put, (input, index, source, accumulate,))
+    return _tab_put[_k](input, index, source, accumulate)
+
+
+_op_unique_consecutive = _dispatcher.declare("unique_consecutive", "unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor", (0,), deferred=True)
+_tab_unique_consecutive = _op_unique_consecutive.table
+
+
+def _call_unique_consecutive(input, return_inverse, return_counts, dim):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unique_consecutive, (input, return_inverse, return_counts, dim,))
+    return _tab_unique_consecutive[_k](input, return_inverse, return_counts, dim)
+
+
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
@@ -10915,6 +11468,49 @@ def bitwise_and_(input, other):
     return _call_bitwise_and__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_and_', arg='other')))
 
 
+def bitwise_left_shift(input, other, *, out=None):
+    'bitwise_left_shift(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor or number)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_left_shift and Tensor.bitwise_left_shift; in-place: Tensor.bitwise_left_shift_; out=: opgen.bitwise_left_shift(..., out=t)\nDifferentiable: bitwise_left_shift.Tensor, bitwise_left_shift.Tensor_Scalar: no; bitwise_left_shift.Scalar_Tensor: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor\n    bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor\n    bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor\n    bitwise_left_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None and isinstance(input, Tensor) and isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_left_shift_Tensor, (input, other,))
+        return _tab_bitwise_left_shift_Tensor[_k](input, other)
+    if out is None and isinstance(input, Tensor) and not isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_left_shift_Tensor_Scalar, (input, other,))
+        return _tab_bitwise_left_shift_Tensor_Scalar[_k](input, other)
+    if out is None and not isinstance(input, Tensor) and isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_left_shift_Scalar_Tensor, (input, other,))
+        return _tab_bitwise_left_shift_Scalar_Tensor[_k](input, other)
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and out is not None:
+        return _call_bitwise_left_shift_out(input, other, out)
+    if isinstance(input, Tensor) and not isinstance(other, Tensor) and out is not None:
+        return _call_bitwise_left_shift_Tensor_Scalar_out(input, other, out)
+    if out is not None and not isinstance(input, Tensor) and isinstance(other, Tensor):
+        return _call_into_out('bitwise_left_shift', (), {'input': input, 'other': other}, out)
+    return _no_overload("bitwise_left_shift", locals(), ('bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', 'bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', 'bitwise_left_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def bitwise_left_shift_(input, other):
+    'bitwise_left_shift_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.bitwise_left_shift and Tensor.bitwise_left_shift; in-place: Tensor.bitwise_left_shift_; out=: opgen.bitwise_left_shift(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_left_shift__Tensor, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_bitwise_left_shift__Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        return _call_bitwise_left_shift__Tensor_Scalar(input, other)
+    return _no_overload("bitwise_left_shift_", locals(), ('bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
+
+
 def bitwise_not(input, *, out=None):
     'bitwise_not(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_not and Tensor.bitwise_not; in-place: Tensor.bitwise_not_; out=: opgen.bitwise_not(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_not(Tensor self) -> Tensor\n    bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
@@ -10950,6 +11546,49 @@ def bitwise_or(input, other, *, out=None):
 def bitwise_or_(input, other):
     'bitwise_or_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.bitwise_or and Tensor.bitwise_or; in-place: Tensor.bitwise_or_; out=: opgen.bitwise_or(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'
     return _call_bitwise_or__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='bitwise_or_', arg='other')))
+
+
+def bitwise_right_shift(input, other, *, out=None):
+    'bitwise_right_shift(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor or number)\n    other (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_right_shift and Tensor.bitwise_right_shift; in-place: Tensor.bitwise_right_shift_; out=: opgen.bitwise_right_shift(..., out=t)\nDifferentiable: bitwise_right_shift.Tensor, bitwise_right_shift.Tensor_Scalar: no; bitwise_right_shift.Scalar_Tensor: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor\n    bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor\n    bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor\n    bitwise_right_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None and isinstance(input, Tensor) and isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_right_shift_Tensor, (input, other,))
+        return _tab_bitwise_right_shift_Tensor[_k](input, other)
+    if out is None and isinstance(input, Tensor) and not isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_right_shift_Tensor_Scalar, (input, other,))
+        return _tab_bitwise_right_shift_Tensor_Scalar[_k](input, other)
+    if out is None and not isinstance(input, Tensor) and isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_right_shift_Scalar_Tensor, (input, other,))
+        return _tab_bitwise_right_shift_Scalar_Tensor[_k](input, other)
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and out is not None:
+        return _call_bitwise_right_shift_out(input, other, out)
+    if isinstance(input, Tensor) and not isinstance(other, Tensor) and out is not None:
+        return _call_bitwise_right_shift_Tensor_Scalar_out(input, other, out)
+    if out is not None and not isinstance(input, Tensor) and isinstance(other, Tensor):
+        return _call_into_out('bitwise_right_shift', (), {'input': input, 'other': other}, out)
+    return _no_overload("bitwise_right_shift", locals(), ('bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor', 'bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', 'bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', 'bitwise_right_shift.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def bitwise_right_shift_(input, other):
+    'bitwise_right_shift_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor or number)\n\nForms: functional: opgen.bitwise_right_shift and Tensor.bitwise_right_shift; in-place: Tensor.bitwise_right_shift_; out=: opgen.bitwise_right_shift(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)\n    bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'
+    if isinstance(other, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_bitwise_right_shift__Tensor, (input, other,))
+        input._bump_version()  # before the kernels run, so autograd saves the new version
+        return _tab_bitwise_right_shift__Tensor[_k](input, other)
+    if not isinstance(other, Tensor):
+        return _call_bitwise_right_shift__Tensor_Scalar(input, other)
+    return _no_overload("bitwise_right_shift_", locals(), ('bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
 
 
 def bitwise_xor(input, other, *, out=None):
@@ -11046,6 +11685,41 @@ def ceil_(input):
         _k = _bad_arguments(_op_ceil_, (input,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_ceil_[_k](input)
+
+
+def cholesky(input, upper=False, *, out=None):
+    'cholesky(input, upper=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    upper (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cholesky and Tensor.cholesky\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cholesky(Tensor self, bool upper=False) -> Tensor'
+    if out is not None:
+        return _call_into_out('cholesky', (input, upper,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_cholesky, (input, upper,))
+        return _tab_cholesky[_k](input, upper)
+    return _no_overload("cholesky", locals(), ('cholesky(Tensor self, bool upper=False) -> Tensor',))
+
+
+def cholesky_inverse(input, upper=False, *, out=None):
+    'cholesky_inverse(input, upper=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    upper (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cholesky_inverse and Tensor.cholesky_inverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cholesky_inverse(Tensor self, bool upper=False) -> Tensor'
+    if out is not None:
+        return _call_into_out('cholesky_inverse', (input, upper,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_cholesky_inverse, (input, upper,))
+        return _tab_cholesky_inverse[_k](input, upper)
+    return _no_overload("cholesky_inverse", locals(), ('cholesky_inverse(Tensor self, bool upper=False) -> Tensor',))
+
+
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    'cholesky_solve(input, input2, upper=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    input2 (Tensor)\n    upper (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cholesky_solve and Tensor.cholesky_solve\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor'
+    if out is not None:
+        return _call_into_out('cholesky_solve', (input, input2, upper,), {}, out)
+    if True:
+        return _call_cholesky_solve(input, (input2 if isinstance(input2, Tensor) else _scalar(input2, op='cholesky_solve', arg='input2')), upper)
+    return _no_overload("cholesky_solve", locals(), ('cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor',))
 
 
 def chunk(input, chunks, dim=0):
@@ -11206,6 +11880,19 @@ def column_stack(tensors, *, out=None):
             _k = _bad_arguments(_op_column_stack, (tensors,))
         return _tab_column_stack[_k](tensors)
     return _no_overload("column_stack", locals(), ('column_stack(Tensor[] tensors) -> Tensor',))
+
+
+def combinations(input, r=2, with_replacement=False, *, out=None):
+    'combinations(input, r=2, with_replacement=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    r (int, default 2)\n    with_replacement (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.combinations\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor'
+    if out is not None:
+        return _call_into_out('combinations', (input, r, with_replacement,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_combinations, (input, r, with_replacement,))
+        return _tab_combinations[_k](input, r, with_replacement)
+    return _no_overload("combinations", locals(), ('combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor',))
 
 
 def conj(input):
@@ -12281,6 +12968,19 @@ def frac_(input):
     return _tab_frac_[_k](input)
 
 
+def frexp(input, *, out=None):
+    'frexp(input, *, out=None) -> (Tensor mantissa, Tensor exponent)\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.frexp and Tensor.frexp\nDifferentiable: yes, for input (derivatives.yaml; backward node FrexpBackward0)\n\nSchemas (native_functions.yaml):\n    frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)'
+    if out is not None:
+        return _call_into_out('frexp', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_frexp_Tensor, (input,))
+        return _rt_frexp_Tensor._make(_tab_frexp_Tensor[_k](input))
+    return _no_overload("frexp", locals(), ('frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)',))
+
+
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     'gather(input, dim, index, *, sparse_grad=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    dim (int)\n    index (Tensor)\n    sparse_grad (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.gather and Tensor.gather\nDifferentiable: yes, for input (derivatives.yaml; backward node GatherBackward0)\n\nSchemas (native_functions.yaml):\n    gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor'
     if out is not None:
@@ -12288,6 +12988,20 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     if True:
         return _call_gather(input, dim, (index if isinstance(index, Tensor) else _scalar(index, op='gather', arg='index')), sparse_grad)
     return _no_overload("gather", locals(), ('gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor',))
+
+
+def gcd(input, other, *, out=None):
+    'gcd(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.gcd and Tensor.gcd; in-place: Tensor.gcd_; out=: opgen.gcd(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    gcd(Tensor self, Tensor other) -> Tensor\n    gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        return _call_gcd(input, (other if isinstance(other, Tensor) else _scalar(other, op='gcd', arg='other')))
+    if out is not None:
+        return _call_gcd_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='gcd', arg='other')), out)
+    return _no_overload("gcd", locals(), ('gcd(Tensor self, Tensor other) -> Tensor', 'gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def gcd_(input, other):
+    'gcd_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.gcd and Tensor.gcd; in-place: Tensor.gcd_; out=: opgen.gcd(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
+    return _call_gcd_(input, (other if isinstance(other, Tensor) else _scalar(other, op='gcd_', arg='other')))
 
 
 def ge(input, other, *, out=None):
@@ -12332,6 +13046,19 @@ def geometric_(input, p, *, generator=None):
         _k = _bad_arguments(_op_geometric_, (input, p, generator,))
     input._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_geometric_[_k](input, p, generator)
+
+
+def geqrf(input, *, out=None):
+    'geqrf(input, *, out=None) -> (Tensor a, Tensor tau)\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.geqrf and Tensor.geqrf\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    geqrf(Tensor self) -> (Tensor a, Tensor tau)'
+    if out is not None:
+        return _call_into_out('geqrf', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_geqrf, (input,))
+        return _rt_geqrf._make(_tab_geqrf[_k](input))
+    return _no_overload("geqrf", locals(), ('geqrf(Tensor self) -> (Tensor a, Tensor tau)',))
 
 
 def ger(input, vec2, *, out=None):
@@ -12563,6 +13290,24 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
             _k = _bad_arguments(_op_histc, (input, bins, min, max,))
         return _tab_histc[_k](input, bins, min, max)
     return _no_overload("histc", locals(), ('histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor',))
+
+
+def histogram(input, bins=_NG, *, weight=None, density=False, range=_NG, out=None):
+    'histogram(input, bins, *, weight=None, density=False) -> (Tensor hist, Tensor bin_edges)\nhistogram(input, bins=100, *, range=None, weight=None, density=False) -> (Tensor hist, Tensor bin_edges)\n\nArguments:\n    input (Tensor)\n    bins (Tensor or int; may be left out: only histogram.bin_ct, histogram.bins_tensor take it)\n    weight (Tensor, optional, default None)\n    density (bool, default False)\n    range (sequence of floats, optional, default None; taken by histogram.bin_ct)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.histogram and Tensor.histogram\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)\n    histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)'
+    if out is not None:
+        return _call_into_out('histogram', (input, bins,), {'weight': weight, 'density': density, 'range': range}, out)
+    if bins is not _NG and isinstance(bins, Tensor) and range is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | bins._keys | (weight._keys if weight is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_histogram_bins_tensor, (input, bins, weight, density,))
+        return _rt_histogram_bins_tensor._make(_tab_histogram_bins_tensor[_k](input, bins, weight, density))
+    if not isinstance(bins, Tensor):
+        return _call_histogram_bin_ct(input, (100 if bins is _NG else bins), (None if range is _NG else range), weight, density)
+    return _no_overload("histogram", locals(), ('histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)', 'histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)'))
+
+
+_show(histogram, (('input', False, _REQ), ('bins', False, _NG), ('weight', True, None), ('density', True, False), ('range', True, None), ('out', True, None), ))
 
 
 def hsplit(input, sections=_NG, indices=_NG):
@@ -12933,6 +13678,20 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
             _k = _bad_arguments(_op_layer_norm, (input, normalized_shape, weight, bias, eps, cudnn_enable,))
         return _tab_layer_norm[_k](input, normalized_shape, weight, bias, eps, cudnn_enable)
     return _no_overload("layer_norm", locals(), ('layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor',))
+
+
+def lcm(input, other, *, out=None):
+    'lcm(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lcm and Tensor.lcm; in-place: Tensor.lcm_; out=: opgen.lcm(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    lcm(Tensor self, Tensor other) -> Tensor\n    lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
+    if out is None:
+        return _call_lcm(input, (other if isinstance(other, Tensor) else _scalar(other, op='lcm', arg='other')))
+    if out is not None:
+        return _call_lcm_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='lcm', arg='other')), out)
+    return _no_overload("lcm", locals(), ('lcm(Tensor self, Tensor other) -> Tensor', 'lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
+
+
+def lcm_(input, other):
+    'lcm_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.lcm and Tensor.lcm; in-place: Tensor.lcm_; out=: opgen.lcm(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
+    return _call_lcm_(input, (other if isinstance(other, Tensor) else _scalar(other, op='lcm_', arg='other')))
 
 
 def ldexp(input, other, *, out=None):
@@ -13553,6 +14312,24 @@ def lt(input, other, *, out=None):
     return _no_overload("lt", locals(), ('lt.Tensor(Tensor self, Tensor other) -> Tensor', 'lt.Scalar(Tensor self, Scalar other) -> Tensor', 'lt.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', 'lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
+def lu_solve(input, LU_data, LU_pivots, *, out=None):
+    'lu_solve(input, LU_data, LU_pivots, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    LU_data (Tensor)\n    LU_pivots (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lu_solve and Tensor.lu_solve\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor'
+    if out is not None:
+        return _call_into_out('lu_solve', (input, LU_data, LU_pivots,), {}, out)
+    if True:
+        return _call_lu_solve(input, (LU_data if isinstance(LU_data, Tensor) else _scalar(LU_data, op='lu_solve', arg='LU_data')), (LU_pivots if isinstance(LU_pivots, Tensor) else _scalar(LU_pivots, op='lu_solve', arg='LU_pivots')))
+    return _no_overload("lu_solve", locals(), ('lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor',))
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    'lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None) -> (Tensor P, Tensor L, Tensor U)\n\nArguments:\n    LU_data (Tensor)\n    LU_pivots (Tensor)\n    unpack_data (bool, default True)\n    unpack_pivots (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lu_unpack\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)'
+    if out is not None:
+        return _call_into_out('lu_unpack', (LU_data, LU_pivots, unpack_data, unpack_pivots,), {}, out)
+    if True:
+        return _call_lu_unpack(LU_data, (LU_pivots if isinstance(LU_pivots, Tensor) else _scalar(LU_pivots, op='lu_unpack', arg='LU_pivots')), unpack_data, unpack_pivots)
+    return _no_overload("lu_unpack", locals(), ('lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)',))
+
+
 def masked_fill(input, mask, value, *, out=None):
     'masked_fill(input, mask, value, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mask (Tensor)\n    value (number or Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.masked_fill and Tensor.masked_fill; in-place: Tensor.masked_fill_; out=: opgen.masked_fill(..., out=t)\nDifferentiable: masked_fill.Scalar: yes, for input (derivatives.yaml; backward node MaskedFillBackward0); masked_fill.Tensor: yes, for input, value (derivatives.yaml; backward node MaskedFillBackward1) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor\n    masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor\n    masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)\n    masked_fill.out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None and not isinstance(value, Tensor):
@@ -13575,6 +14352,15 @@ def masked_fill_(input, mask, value):
     return _no_overload("masked_fill_", locals(), ('masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)', 'masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)'))
 
 
+def masked_scatter(input, mask, source, *, out=None):
+    'masked_scatter(input, mask, source, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mask (Tensor)\n    source (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.masked_scatter and Tensor.masked_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor'
+    if out is not None:
+        return _call_into_out('masked_scatter', (input, mask, source,), {}, out)
+    if True:
+        return _call_masked_scatter(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='masked_scatter', arg='mask')), (source if isinstance(source, Tensor) else _scalar(source, op='masked_scatter', arg='source')))
+    return _no_overload("masked_scatter", locals(), ('masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor',))
+
+
 def masked_select(input, mask, *, out=None):
     'masked_select(input, mask, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    mask (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.masked_select and Tensor.masked_select\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    masked_select(Tensor self, Tensor mask) -> Tensor'
     if out is not None:
@@ -13591,6 +14377,19 @@ def matmul(input, other, *, out=None):
     if True:
         return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other, op='matmul', arg='other')))
     return _no_overload("matmul", locals(), ('matmul(Tensor self, Tensor other) -> Tensor',))
+
+
+def matrix_exp(input, *, out=None):
+    'matrix_exp(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.matrix_exp and Tensor.matrix_exp\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matrix_exp(Tensor self) -> Tensor'
+    if out is not None:
+        return _call_into_out('matrix_exp', (input,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_matrix_exp, (input,))
+        return _tab_matrix_exp[_k](input)
+    return _no_overload("matrix_exp", locals(), ('matrix_exp(Tensor self) -> Tensor',))
 
 
 def matrix_power(input, n, *, out=None):
@@ -13959,6 +14758,24 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return _no_overload("nanmean", locals(), ('nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',))
 
 
+def nanmedian(input, dim=_NG, keepdim=_NG, *, out=None):
+    'nanmedian(input) -> Tensor\nnanmedian(input, dim, keepdim=False) -> (Tensor values, Tensor indices)\n\nArguments:\n    input (Tensor)\n    dim (int; may be left out: only nanmedian.dim takes it)\n    keepdim (bool, default False; taken by nanmedian.dim)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nanmedian and Tensor.nanmedian\nDifferentiable: nanmedian: yes, for input (derivatives.yaml; backward node NanmedianBackward0); nanmedian.dim: yes, for input (derivatives.yaml; backward node NanmedianBackward1)\n\nSchemas (native_functions.yaml):\n    nanmedian(Tensor self) -> Tensor\n    nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'
+    if out is not None:
+        return _call_into_out('nanmedian', (input, dim, keepdim,), {}, out)
+    if dim is _NG and keepdim is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nanmedian, (input,))
+        return _tab_nanmedian[_k](input)
+    if dim is not _NG:
+        return _call_nanmedian_dim(input, dim, (False if keepdim is _NG else keepdim))
+    return _no_overload("nanmedian", locals(), ('nanmedian(Tensor self) -> Tensor', 'nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'))
+
+
+_show(nanmedian, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('out', True, None), ))
+
+
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
     "nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    q (Tensor or float)\n    dim (int, optional, default None)\n    keepdim (bool, default False)\n    interpolation (str, default 'linear')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nanquantile and Tensor.nanquantile\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor\n    nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor"
     if out is not None:
@@ -14311,6 +15128,24 @@ def one_hot(input, num_classes=-1, *, out=None):
     return _no_overload("one_hot", locals(), ('one_hot(Tensor self, int num_classes=-1) -> Tensor',))
 
 
+def orgqr(input, input2, *, out=None):
+    'orgqr(input, input2, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    input2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.orgqr and Tensor.orgqr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    orgqr(Tensor self, Tensor input2) -> Tensor'
+    if out is not None:
+        return _call_into_out('orgqr', (input, input2,), {}, out)
+    if True:
+        return _call_orgqr(input, (input2 if isinstance(input2, Tensor) else _scalar(input2, op='orgqr', arg='input2')))
+    return _no_overload("orgqr", locals(), ('orgqr(Tensor self, Tensor input2) -> Tensor',))
+
+
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
+    'ormqr(input, input2, input3, left=True, transpose=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    input2 (Tensor)\n    input3 (Tensor)\n    left (bool, default True)\n    transpose (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.ormqr and Tensor.ormqr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor'
+    if out is not None:
+        return _call_into_out('ormqr', (input, input2, input3, left, transpose,), {}, out)
+    if True:
+        return _call_ormqr(input, (input2 if isinstance(input2, Tensor) else _scalar(input2, op='ormqr', arg='input2')), (input3 if isinstance(input3, Tensor) else _scalar(input3, op='ormqr', arg='input3')), left, transpose)
+    return _no_overload("ormqr", locals(), ('ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor',))
+
+
 def outer(input, vec2, *, out=None):
     'outer(input, vec2, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    vec2 (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.outer and Tensor.outer\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    outer(Tensor self, Tensor vec2) -> Tensor'
     if out is not None:
@@ -14349,6 +15184,19 @@ def permute_copy(input, dims, *, out=None):
             _k = _bad_arguments(_op_permute_copy, (input, dims,))
         return _tab_permute_copy[_k](input, dims)
     return _no_overload("permute_copy", locals(), ('permute_copy(Tensor self, int[] dims) -> Tensor',))
+
+
+def pinverse(input, rcond=1e-15, *, out=None):
+    'pinverse(input, rcond=1e-15, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    rcond (float, default 1e-15)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.pinverse and Tensor.pinverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    pinverse(Tensor self, float rcond=1e-15) -> Tensor'
+    if out is not None:
+        return _call_into_out('pinverse', (input, rcond,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_pinverse, (input, rcond,))
+        return _tab_pinverse[_k](input, rcond)
+    return _no_overload("pinverse", locals(), ('pinverse(Tensor self, float rcond=1e-15) -> Tensor',))
 
 
 def polygamma(n, input, *, out=None):
@@ -14429,6 +15277,28 @@ def prod(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
 
 
 _show(prod, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('dtype', True, None), ('out', True, None), ))
+
+
+def put(input, index, source, accumulate=False, *, out=None):
+    'put(input, index, source, accumulate=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    index (Tensor)\n    source (Tensor)\n    accumulate (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.put and Tensor.put\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor'
+    if out is not None:
+        return _call_into_out('put', (input, index, source, accumulate,), {}, out)
+    if True:
+        return _call_put(input, (index if isinstance(index, Tensor) else _scalar(index, op='put', arg='index')), (source if isinstance(source, Tensor) else _scalar(source, op='put', arg='source')), accumulate)
+    return _no_overload("put", locals(), ('put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor',))
+
+
+def qr(input, some=True, *, out=None):
+    'qr(input, some=True, *, out=None) -> (Tensor Q, Tensor R)\n\nArguments:\n    input (Tensor)\n    some (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.qr and Tensor.qr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)'
+    if out is not None:
+        return _call_into_out('qr', (input, some,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_qr, (input, some,))
+        return _rt_qr._make(_tab_qr[_k](input, some))
+    return _no_overload("qr", locals(), ('qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)',))
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
@@ -15854,6 +16724,19 @@ def sum_to_size(input, size, *, out=None):
     return _no_overload("sum_to_size", locals(), ('sum_to_size(Tensor self, SymInt[] size) -> Tensor',))
 
 
+def svd(input, some=True, compute_uv=True, *, out=None):
+    'svd(input, some=True, compute_uv=True, *, out=None) -> (Tensor U, Tensor S, Tensor V)\n\nArguments:\n    input (Tensor)\n    some (bool, default True)\n    compute_uv (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.svd and Tensor.svd\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)'
+    if out is not None:
+        return _call_into_out('svd', (input, some, compute_uv,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_svd, (input, some, compute_uv,))
+        return _rt_svd._make(_tab_svd[_k](input, some, compute_uv))
+    return _no_overload("svd", locals(), ('svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)',))
+
+
 def swapaxes(input, axis0, axis1):
     'swapaxes(input, axis0, axis1) -> Tensor\n\nArguments:\n    input (Tensor)\n    axis0 (int)\n    axis1 (int)\n\nForms: functional: opgen.swapaxes and Tensor.swapaxes; in-place: Tensor.swapaxes_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)'
     try:
@@ -16131,6 +17014,15 @@ def trapz(y, x=_NG, *, dim=-1, dx=_NG, out=None):
 _show(trapz, (('y', False, _REQ), ('x', False, _NG), ('dim', True, -1), ('dx', True, 1), ('out', True, None), ))
 
 
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    'triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None) -> (Tensor solution, Tensor cloned_coefficient)\n\nArguments:\n    input (Tensor)\n    A (Tensor)\n    upper (bool, default True)\n    transpose (bool, default False)\n    unitriangular (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.triangular_solve and Tensor.triangular_solve\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)'
+    if out is not None:
+        return _call_into_out('triangular_solve', (input, A, upper, transpose, unitriangular,), {}, out)
+    if True:
+        return _call_triangular_solve(input, (A if isinstance(A, Tensor) else _scalar(A, op='triangular_solve', arg='A')), upper, transpose, unitriangular)
+    return _no_overload("triangular_solve", locals(), ('triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)',))
+
+
 def tril(input, diagonal=0, *, out=None):
     'tril(input, diagonal=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    diagonal (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.tril and Tensor.tril\nDifferentiable: yes, for input (derivatives.yaml; backward node TrilBackward0)\n\nSchemas (native_functions.yaml):\n    tril(Tensor self, int diagonal=0) -> Tensor'
     if out is not None:
@@ -16259,6 +17151,19 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
             _k = _bad_arguments(_op_unique, (input, sorted, return_inverse, return_counts, dim,))
         return _tab_unique[_k](input, sorted, return_inverse, return_counts, dim)
     return _no_overload("unique", locals(), ('unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',))
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None, *, out=None):
+    'unique_consecutive(input, return_inverse=False, return_counts=False, dim=None, *, out=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique_consecutive\n\nArguments:\n    input (Tensor)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unique_consecutive and Tensor.unique_consecutive\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor'
+    if out is not None:
+        return _call_into_out('unique_consecutive', (input, return_inverse, return_counts, dim,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_unique_consecutive, (input, return_inverse, return_counts, dim,))
+        return _tab_unique_consecutive[_k](input, return_inverse, return_counts, dim)
+    return _no_overload("unique_consecutive", locals(), ('unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',))
 
 
 def unsafe_chunk(input, chunks, dim=0):

@@ -64,6 +64,7 @@ inplace_variants.install()
 
 # -- devices, threads and seeding (runtime/device.py, threads.py, random.py) ------------------------------
 from runtime import random as _random  # noqa: E402
+from runtime import torch_functions  # noqa: E402
 from runtime.amp import (  # noqa: E402
     autocast,
     clear_autocast_cache,
@@ -116,6 +117,17 @@ from runtime.functional import (  # noqa: E402
     triu_indices,
 )
 from runtime.interop import as_tensor, from_dlpack  # noqa: E402
+from runtime.torch_functions import (  # noqa: E402
+    gradient,
+    histogramdd,
+    logspace,
+    lu,
+    pca_lowrank,
+    svd_lowrank,
+    unravel_index,
+)
+
+torch_functions.install()
 from runtime.numerics_flags import (  # noqa: E402
     are_deterministic_algorithms_enabled,
     get_float32_matmul_precision,
@@ -186,6 +198,7 @@ __all__ += ["are_deterministic_algorithms_enabled", "get_float32_matmul_precisio
 __all__ += ["block_diag", "cartesian_prod", "tensordot", "tril_indices", "triu_indices"]
 __all__ += sorted(_legacy.CPU_TYPES)
 __all__ += ["layout", "strided"]
+__all__ += ["gradient", "histogramdd", "logspace", "lu", "pca_lowrank", "svd_lowrank", "unravel_index"]
 
 # Note [Submodules of the public API]
 # `import generated.nn as nn`, `from generated.nn import functional as F` and

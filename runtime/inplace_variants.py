@@ -24,6 +24,7 @@ INPLACE = {
     "float_power_": "float_power", "sgn_": "sgn", "nan_to_num_": "nan_to_num", "renorm_": "renorm",
     "tril_": "tril", "triu_": "triu", "digamma_": "digamma", "erfinv_": "erfinv", "logit_": "logit",
     "index_copy_": "index_copy", "index_reduce_": "index_reduce", "conj_physical_": "conj_physical",
+    "masked_scatter_": "masked_scatter", "put_": "put",
 }  # (pointwise ops of native_functions.yaml get their in-place method generated: none of them is listed here)
 
 # in-place forms that PyTorch writes through their out= form, so a `self` of another shape (which broadcasts to

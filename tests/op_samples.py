@@ -326,6 +326,32 @@ ROWS: dict[str, Row] = {
     "unsafe_split_with_sizes": Row(values={"split_sizes": [1, 2]}),
     "resize_": Row(values={"size": [2, 3]}, reads_storage=True),  # keeps the storage's elements
 }
+ROWS.update({  # issue 21: torch's legacy linalg names and numeric ops
+    "cholesky": Row(dtypes=FLOAT, tensors={"self": _spd}),
+    "cholesky_inverse": Row(dtypes=FLOAT, tensors={"self": lambda rng, dt: np.tril(_well_conditioned(rng, dt))}),
+    "cholesky_solve": Row(dtypes=FLOAT, shapes={"self": (3, 2)},
+                          tensors={"input2": lambda rng, dt: np.tril(_well_conditioned(rng, dt))}),
+    "svd": Row(dtypes=FLOAT, shapes={"self": (4, 3)}, outputs=(1,)),  # singular vectors: up to sign
+    "triangular_solve": Row(dtypes=FLOAT, shapes={"self": (3, 2)}, tensors={"A": _well_conditioned}),
+    "lu_solve": Row(dtypes=FLOAT, shapes={"self": (3, 2)},
+                    tensors={"LU_data": _well_conditioned, "LU_pivots": lambda rng, dt: np.array([2, 2, 3], np.int32)}),
+    "lu_unpack": Row(dtypes=FLOAT, tensors={"LU_data": _well_conditioned,
+                                            "LU_pivots": lambda rng, dt: np.array([3, 2, 3], np.int32)}),
+    "orgqr": Row(dtypes=FLOAT, shapes={"self": (4, 3), "input2": (2,)}),
+    "ormqr": Row(dtypes=FLOAT, shapes={"self": (4, 3), "input2": (3,), "input3": (4, 2)}),
+    "pinverse": Row(dtypes=FLOAT, tensors={"self": _well_conditioned}),
+    "matrix_exp": Row(dtypes=FLOAT, tensors={"self": _well_conditioned}),
+    "bitwise_left_shift.Tensor_Scalar": Row(values={"other": 2}),
+    "bitwise_right_shift.Tensor_Scalar": Row(values={"other": 2}),
+    "bitwise_left_shift.Scalar_Tensor": Row(values={"self": 3}),
+    "bitwise_right_shift.Scalar_Tensor": Row(values={"self": -7}),
+    "histogram.bins_tensor": Row(dtypes=FLOAT, tensors={"bins": lambda rng, dt: np.array([-1.0, 0.0, 0.5, 2.0], dt)}),
+    "histogram.bin_ct": Row(dtypes=FLOAT, values={"bins": 4, "range": [-1.0, 1.0]}),
+    "combinations": Row(shapes={"self": (4,)}),
+    "put": Row(tensors={"index": _ints([0, 5, -1])}, shapes={"source": (3,)}),
+    "unique_consecutive": Row(tensors={"self": lambda rng, dt: rng.integers(0, 2, SHAPE).astype(dt)},
+                              torch_ref=lambda torch, x, *a: torch.unique_consecutive(x, *a)),
+})
 
 
 def row_of(f: Any) -> Row:

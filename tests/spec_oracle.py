@@ -19,6 +19,23 @@ import numpy as np
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
+
+def _shift(a: Any, b: Any, *, left: bool) -> Any:
+    """PyTorch's integer shifts, element by element with Python ints: the count read as signed of a's
+    width; out of range, << gives 0 and >> the sign fill (0 for unsigned types)."""
+    a = np.asarray(a)
+    bits = 8 * a.dtype.itemsize
+    signed = a.dtype.kind == "i"
+
+    def one(x: int, c: int) -> int:
+        c = (int(c) + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))
+        x = int(x)
+        if left:
+            v = (x << c) & ((1 << bits) - 1) if 0 <= c < bits else 0
+            return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
+        return x >> c if 0 <= c < bits - signed else (-1 if x < 0 else 0)
+    return np.vectorize(one, otypes=[a.dtype])(a, b)
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "acosh": np.arccosh, "asinh": np.arcsinh, "atanh": np.arctanh,
     "erfc": np.vectorize(math.erfc, otypes=[np.float64]),
@@ -33,7 +50,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
     "log_sigmoid": lambda x: -np.logaddexp(0, -x), "softplus": lambda x: np.logaddexp(0, x),
     "atan2": np.arctan2, "maximum": np.maximum, "minimum": np.minimum, "fmod": np.fmod, "pow": np.power,
-    "where": np.where,
+    "where": np.where, "gcd": np.gcd, "lcm": np.lcm,
+    "shl": lambda a, b: _shift(a, b, left=True), "shr": lambda a, b: _shift(a, b, left=False),
 }
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,

@@ -221,6 +221,35 @@ def power(a: Any, b: Any) -> Any:
         return np.where(neg, fix, r).astype(r.dtype, copy=False)
 
 
+def _shift_operands(a: Any, b: Any) -> tuple[Any, Any, int, Any]:
+    """Both operands as arrays of their common integer dtype, the width in bits, and b read as signed
+    (PyTorch reads a shift count through the signed type of the same width)."""
+    a, b = np.asarray(a), np.asarray(b)
+    dt = np.result_type(a, b)
+    a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
+    return a, b, dt.itemsize * 8, b.astype(f"i{dt.itemsize}", copy=False)
+
+
+def shl(a: Any, b: Any) -> Any:
+    """PyTorch's `a << b` on integers: 0 for a negative count or one of at least the width."""
+    a, b, bits, count = _shift_operands(a, b)
+    ok = (count >= 0) & (count < bits)
+    unsigned = np.dtype(f"u{a.dtype.itemsize}")
+    r = np.left_shift(a.astype(unsigned), np.where(ok, b, 0).astype(unsigned)).astype(a.dtype)
+    return np.where(ok, r, 0).astype(a.dtype, copy=False)
+
+
+def shr(a: Any, b: Any) -> Any:
+    """PyTorch's `a >> b` on integers (arithmetic for signed types): a count out of range shifts every bit
+    out, leaving the sign (-1 or 0) of a signed value and 0 of an unsigned one."""
+    a, b, bits, count = _shift_operands(a, b)
+    limit = bits - 1 if a.dtype.kind == "i" else bits
+    ok = (count >= 0) & (count < limit)
+    r = np.right_shift(a, np.where(ok, b, 0).astype(a.dtype))
+    full = np.where(a < 0, -1, 0) if a.dtype.kind == "i" else 0
+    return np.where(ok, r, full).astype(a.dtype, copy=False)
+
+
 def sigmoid(x: Any) -> Any:
     # 1 / (1 + exp(-x)) without overflow warnings for large |x|
     out = np.empty_like(x)

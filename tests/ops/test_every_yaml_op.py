@@ -49,6 +49,8 @@ except ImportError:  # only the comparison with PyTorch is skipped
 # a divergence to fix in the runtime; listed here so that everything else is checked. An entry whose
 # samples all agree with PyTorch again fails test_op_matches_torch: the fix then deletes it.
 KNOWN: dict[str, tuple[Any, str]] = {
+    "matrix_exp": (lambda s: s.dtype == "float16", "PyTorch's float16 CPU kernel overflows in its Taylor powers "
+                   "(NaN where the result is finite); opgen computes in float64 and rounds"),
     "sub.Scalar": (lambda s: s.dtype == "bool", "bool tensor - Scalar is not refused (the dtype check runs after "
                    "the float Scalar promoted the computation to float)"),
     "subtract.Scalar": (lambda s: s.dtype == "bool", "sub.Scalar's (subtract is its alias)"),

@@ -180,6 +180,45 @@ OPGEN_F double nextafter_(double a, double b) { return nextafter(a, b); }
 template <typename T> OPGEN_F float nextafter_(T a, T b) {
   return nextafterf(static_cast<float>(a), static_cast<float>(b));
 }
+
+// gcd and lcm of integers (non-negative, as std::gcd / std::lcm); lcm is 0 when either is 0.
+template <typename T> OPGEN_F T gcd_(T a, T b) {
+  a = a < T(0) ? static_cast<T>(-a) : a;
+  b = b < T(0) ? static_cast<T>(-b) : b;
+  while (b != T(0)) {
+    T t = static_cast<T>(a % b);
+    a = b;
+    b = t;
+  }
+  return a;
+}
+template <typename T> OPGEN_F T lcm_(T a, T b) {
+  T g = gcd_(a, b);
+  if (g == T(0)) return T(0);
+  T r = static_cast<T>((a / g) * b);
+  return r < T(0) ? static_cast<T>(-r) : r;
+}
+
+// PyTorch's shifts: the count is read as signed; a count out of [0, width) gives 0 (<<) or shifts every
+// bit out (>>, arithmetic for signed types: the sign remains).
+template <typename T> OPGEN_F long long shift_count(T b) {
+  if (sizeof(T) == 1) return static_cast<long long>(static_cast<signed char>(b));
+  if (sizeof(T) == 2) return static_cast<long long>(static_cast<short>(b));
+  if (sizeof(T) == 4) return static_cast<long long>(static_cast<int>(b));
+  return static_cast<long long>(b);
+}
+template <typename T> OPGEN_F T shl_(T a, T b) {
+  const long long count = shift_count(b);
+  if (count < 0 || count >= static_cast<long long>(sizeof(T) * 8)) return T(0);
+  return static_cast<T>(static_cast<unsigned long long>(a) << count);
+}
+template <typename T> OPGEN_F T shr_(T a, T b) {
+  const bool is_signed = T(-1) < T(0);
+  const long long width = static_cast<long long>(sizeof(T) * 8) - (is_signed ? 1 : 0);
+  const long long count = shift_count(b);
+  if (count < 0 || count >= width) return (is_signed && a < T(0)) ? static_cast<T>(-1) : T(0);
+  return static_cast<T>(a >> count);
+}
 }  // namespace opgen
 
 #define OPGEN_BINARY(name, impl)                                                         \
@@ -197,6 +236,10 @@ OPGEN_BINARY(pow, pow_)
 OPGEN_BINARY(atan2, atan2_)
 OPGEN_BINARY(copysign, copysign_)
 OPGEN_BINARY(nextafter, nextafter_)
+OPGEN_BINARY(gcd, gcd_)
+OPGEN_BINARY(lcm, lcm_)
+OPGEN_BINARY(shl, shl_)
+OPGEN_BINARY(shr, shr_)
 #undef OPGEN_BINARY
 
 // where(c, a, b): `c` is tested for non-zero; a and b meet in their common type.
