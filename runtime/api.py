@@ -201,6 +201,9 @@ SUBMODULES: dict[str, str] = {
     "utils.data": "runtime.utils.data",
     "linalg": "runtime.linalg",
     "special": "runtime.special",
+    "masked": "runtime.masked",
+    "signal": "runtime.signal",
+    "signal.windows": "runtime.signal.windows",
     "testing": "runtime.testing",
     "distributed": "runtime.distributed",
     "distributed.run": "runtime.distributed.run",
@@ -313,17 +316,26 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
     "random": ("runtime.random", None),
     "serialization": ("runtime.nn.serialization", None),
     "special": ("runtime.special", None),
+    "masked": ("runtime.masked", None),
+    "signal": ("runtime.signal", None),
+    "bartlett_window": ("runtime.signal.windows", "bartlett_window"),
+    "blackman_window": ("runtime.signal.windows", "blackman_window"),
+    "hamming_window": ("runtime.signal.windows", "hamming_window"),
+    "hann_window": ("runtime.signal.windows", "hann_window"),
+    "kaiser_window": ("runtime.signal.windows", "kaiser_window"),
     "load": ("runtime.nn.serialization", "load"),
     "save": ("runtime.nn.serialization", "save"),
 }
 
 if TYPE_CHECKING:
-    from runtime import accelerator, amp, backends, distributions, nn, optim, special, testing, utils
+    from runtime import accelerator, amp, backends, distributions, masked, nn, optim, signal, special, testing, utils
     from runtime.nn import serialization
     from runtime.nn.serialization import load, save
+    from runtime.signal.windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window
 
     __all__ += ["accelerator", "amp", "backends", "distributions", "load", "nn", "optim", "save",
-                "serialization", "special", "testing", "utils"]
+                "serialization", "special", "testing", "utils", "masked", "signal", "bartlett_window",
+                "blackman_window", "hamming_window", "hann_window", "kaiser_window"]
 
 
 def lazy_attribute(package: ModuleType, name: str) -> Any:
