@@ -167,7 +167,6 @@ KNOWN_GAPS: dict[str, str] = {
     'as_strided.partial_views:inplace': _GAP_8,
     'as_strided.partial_views:forward': _GAP_4,
     'as_strided_scatter:grad': _GAP_5,
-    'native_layer_norm:grad': _GAP_13,
     'nn.functional.avg_pool2d:out': _GAP_13,
     'max_pool2d_with_indices_backward:forward': _GAP_13,
     'max_pool2d_with_indices_backward:grad': _GAP_13,
@@ -594,8 +593,8 @@ def _run_grad(info: Any, fn: Callable[..., Any], sample: Any, gradgrad: bool) ->
             return
         try:
             t_out = sample.output_process_fn_grad(info.op(sample.input, *sample.args, **sample.kwargs))
-            t_outs = _float_outputs(t_out, [], lambda o: isinstance(o, torch.Tensor))
-            t_outs = [o for o in t_outs if o.requires_grad]
+            t_all = _float_outputs(t_out, [], lambda o: isinstance(o, torch.Tensor))
+            t_outs = [o for o in t_all if o.requires_grad]
             if not t_outs:
                 return
             cot = [_cotangent(tuple(o.shape), 7 + i) for i, o in enumerate(t_outs)]
@@ -610,9 +609,12 @@ def _run_grad(info: Any, fn: Callable[..., Any], sample: Any, gradgrad: bool) ->
         process = _rebind(sample.output_process_fn_grad) or sample.output_process_fn_grad
         try:
             g_out = process(fn(x, *args, **kwargs))
-            g_outs = _float_outputs(g_out, [], lambda o: isinstance(o, G.Tensor))
-            if len(g_outs) != len(t_outs):
-                raise Mismatch(f"gradient: {len(g_outs)} differentiable outputs, torch {len(t_outs)}")
+            g_all = _float_outputs(g_out, [], lambda o: isinstance(o, G.Tensor))
+            if len(g_all) != len(t_all):
+                raise Mismatch(f"gradient: {len(g_all)} floating outputs, torch {len(t_all)}")
+            # the outputs torch differentiates (aten's saved statistics, such as native_batch_norm's mean,
+            # are floating outputs that do not require grad)
+            g_outs = [g for g, t in zip(g_all, t_all, strict=True) if t.requires_grad]
             if any(not o.requires_grad for o in g_outs):
                 raise Mismatch("gradient: an output does not require grad")
             g_grads = G.autograd.grad(g_outs, g_leaves, [G.tensor(c) for c in cot], allow_unused=True,
