@@ -30,7 +30,8 @@ RUNTIME_OPS: frozenset[str] = frozenset({
     "repeat_interleave", "reshape", "roll", "round", "rsqrt", "rsqrt_", "scatter", "scatter_add", "searchsorted",
     "select", "sigmoid", "sign", "sin", "slice", "softmax", "softplus", "sort", "sqrt", "sqrt_", "square_",
     "squeeze", "stack", "std", "sub", "sum", "swapaxes", "t", "take", "tan", "tanh", "transpose", "tril", "triu",
-    "trunc", "unbind", "unflatten", "unfold", "uniform_", "unique", "unsqueeze", "var", "view", "where", "zero_"
+    "trunc", "unbind", "unflatten", "unfold", "uniform_", "unique", "unsqueeze", "var", "view", "where", "zero_",
+    "argmin", "i0", "logaddexp",  # runtime/masked.py, runtime/signal/windows.py
 })  # fmt: skip
 
 

@@ -41,6 +41,7 @@ from runtime.dtypes import int as int
 from runtime.factories import (
     empty,
     empty_like,
+    empty_permuted,
     from_numpy,
     full,
     full_like,
@@ -144,6 +145,7 @@ __all__ += ["are_deterministic_algorithms_enabled", "get_float32_matmul_precisio
             "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_deterministic_algorithms_warn_only_enabled",
             "set_float32_matmul_precision", "use_deterministic_algorithms"]
 __all__ += ["block_diag", "cartesian_prod", "tensordot", "tril_indices", "triu_indices"]
+__all__ += ["empty_permuted"]
 
 # Note [Submodules of the public API]
 # `import generated.nn as nn`, `from generated.nn import functional as F` and
@@ -202,6 +204,7 @@ SUBMODULES: dict[str, str] = {
     "linalg": "runtime.linalg",
     "special": "runtime.special",
     "masked": "runtime.masked",
+    "ops": "runtime.op_namespaces",
     "signal": "runtime.signal",
     "signal.windows": "runtime.signal.windows",
     "testing": "runtime.testing",
@@ -317,6 +320,7 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
     "serialization": ("runtime.nn.serialization", None),
     "special": ("runtime.special", None),
     "masked": ("runtime.masked", None),
+    "ops": ("runtime.op_namespaces", None),
     "signal": ("runtime.signal", None),
     "bartlett_window": ("runtime.signal.windows", "bartlett_window"),
     "blackman_window": ("runtime.signal.windows", "blackman_window"),
@@ -329,12 +333,13 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
 
 if TYPE_CHECKING:
     from runtime import accelerator, amp, backends, distributions, masked, nn, optim, signal, special, testing, utils
+    from runtime import op_namespaces as ops
     from runtime.nn import serialization
     from runtime.nn.serialization import load, save
     from runtime.signal.windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window
 
     __all__ += ["accelerator", "amp", "backends", "distributions", "load", "nn", "optim", "save",
-                "serialization", "special", "testing", "utils", "masked", "signal", "bartlett_window",
+                "serialization", "special", "testing", "utils", "masked", "ops", "signal", "bartlett_window",
                 "blackman_window", "hamming_window", "hann_window", "kaiser_window"]
 
 

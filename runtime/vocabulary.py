@@ -185,8 +185,10 @@ API_NAMES: frozenset[str] = frozenset({
     "zeros", "zeros_like",
     # lazy names and public submodules (runtime/api.py LAZY, SUBMODULES)
     "load", "nn", "optim", "save", "testing", "utils",
-    # torch.masked, torch.signal and torch's window functions (runtime/masked.py, runtime/signal/)
-    "masked", "signal", "bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window",
+    # torch.masked, torch.ops, torch.signal and torch's window functions (runtime/masked.py,
+    # runtime/op_namespaces.py, runtime/signal/)
+    "empty_permuted", "masked", "ops", "signal", "bartlett_window", "blackman_window", "hamming_window",
+    "hann_window", "kaiser_window",
     # bound by generated/__init__.py itself
     "_api", "_methods", "_ops", "_opcall", "_registrations", "_sys",
 })  # fmt: skip

@@ -241,9 +241,7 @@ def resolve(info: Any) -> Any:
     """opgen's callable of the entry's PyTorch name, or None when opgen lacks it."""
     G = _G()
     name = info.name
-    if name.startswith("torch.ops."):
-        return None
-    if name.startswith("torch."):
+    if name.startswith("torch."):  # torch.ops.aten.<op>.<overload> is G.ops.aten.<op>.<overload>
         name = name[len("torch."):]
     found = _lookup(G, name)
     if found is None and "." not in name:

@@ -36,8 +36,12 @@ def softmax_backward_data(grad_output: Any, output: Any, dim: int, input_dtype: 
 def safe_softmax(input: Any, dim: int, dtype: Any = None) -> Any:
     """softmax, except that a slice whose every element is -inf gives zeros (softmax gives NaN there)."""
     G = _G()
-    out = G.softmax(input, dim, dtype=dtype)
-    all_masked = G.all(G.eq(input, -math.inf), dim, True) if input.numel() else G.zeros_like(input, dtype=G.bool)
+    if input.numel() == 0:
+        return G.softmax(input, dim, dtype=dtype)
+    all_masked = G.all(G.eq(input, -math.inf), dim, True)
+    # those slices are zeroed before the softmax too, so that neither the result nor its gradient is NaN
+    finite = G.where(all_masked, G.zeros((), dtype=input.dtype, device=input.device), input)
+    out = G.softmax(finite, dim, dtype=dtype)
     return G.where(all_masked, G.zeros((), dtype=out.dtype, device=out.device), out)
 
 
