@@ -23,14 +23,25 @@ def _G() -> Any:
     return opcall.api
 
 
+def _opmath(t: Any) -> Any:
+    """float16 (and bfloat16) data computed in float32, as PyTorch's kernels do; other dtypes as they are."""
+    G = _G()
+    return t.to(dtype=G.float32) if t is not None and t.dtype in (G.float16, G.bfloat16) else t
+
+
+def _back(t: Any, dtype: Any) -> Any:
+    return t if t.dtype == dtype else t.to(dtype=dtype)
+
+
 # ---- softmax ----------------------------------------------------------------------------------------------
 
 def softmax_backward_data(grad_output: Any, output: Any, dim: int, input_dtype: Any) -> Any:
     """The gradient of softmax's input from its output y: y * (g - sum(g * y, dim)), in `input_dtype`."""
     G = _G()
-    product = grad_output * output
-    grad_input = product - output * G.sum(product, dim, True)
-    return grad_input.to(dtype=input_dtype) if grad_input.dtype != input_dtype else grad_input
+    g, y = _opmath(grad_output), _opmath(output)
+    product = g * y
+    grad_input = product - y * G.sum(product, dim, True)
+    return _back(grad_input, input_dtype)
 
 
 def safe_softmax(input: Any, dim: int, dtype: Any = None) -> Any:
@@ -91,10 +102,18 @@ def _check_channels(name: str, input: Any, **per_channel: Any) -> None:
 def native_batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, training: bool,
                       momentum: float, eps: float) -> tuple[Any, Any, Any]:
     """(output, save_mean, save_invstd): in training the batch statistics (and the running ones updated in
-    place); in evaluation the running statistics normalise and the saved ones are empty."""
-    G = _G()
+    place); in evaluation the running statistics normalise and the saved ones are empty. float16 computes
+    in float32."""
     _check_channels("native_batch_norm", input, weight=weight, bias=bias, running_mean=running_mean,
                     running_var=running_var)
+    out, mean, invstd = _batch_norm(_opmath(input), _opmath(weight), _opmath(bias), running_mean, running_var,
+                                    training, momentum, eps)
+    return _back(out, input.dtype), _back(mean, input.dtype), _back(invstd, input.dtype)
+
+
+def _batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, training: bool,
+                momentum: float, eps: float) -> tuple[Any, Any, Any]:
+    G = _G()
     shape = [1, input.shape[1]] + [1] * (input.dim() - 2)
     if training:
         mean, invstd, _ = _batch_stats(input, eps)
@@ -105,7 +124,8 @@ def native_batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, run
         return _affine(out, weight, bias, shape), mean.detach(), invstd.detach()
     if running_mean is None or running_var is None:
         raise RuntimeError("native_batch_norm(): evaluation (training=False) needs running_mean and running_var")
-    out = (input - running_mean.reshape(shape)) * G.rsqrt(running_var.reshape(shape) + eps)
+    rm, rv = _opmath(running_mean).reshape(shape), _opmath(running_var).reshape(shape)
+    out = (input - rm) * G.rsqrt(rv + eps)
     empty = G.empty((0,), dtype=input.dtype, device=input.device)
     return _affine(out, weight, bias, shape), empty, empty.clone()
 
@@ -136,12 +156,15 @@ def native_group_norm(input: Any, weight: Any, bias: Any, N: int, C: int, HxW: i
     if group <= 0 or C % group:
         raise RuntimeError(f"native_group_norm(): the number of channels C={C} must be divisible by group={group}")
     _check_channels("native_group_norm", input, weight=weight, bias=bias)
+    dtype = input.dtype
+    input, weight, bias = _opmath(input), _opmath(weight), _opmath(bias)
     grouped = input.reshape([N, group, (C // group) * HxW])
     mean = G.mean(grouped, [2], True)
     rstd = G.rsqrt(G.var(grouped, [2], correction=0, keepdim=True) + eps)
     out = ((grouped - mean) * rstd).reshape(list(input.shape))
     shape = [1, C] + [1] * (input.dim() - 2)
-    return _affine(out, weight, bias, shape), mean.reshape([N, group]), rstd.reshape([N, group])
+    return (_back(_affine(out, weight, bias, shape), dtype), _back(mean.reshape([N, group]), dtype),
+            _back(rstd.reshape([N, group]), dtype))
 
 
 # ---- padding, dropout, sampling ---------------------------------------------------------------------------
@@ -264,6 +287,11 @@ def chunk_cat(tensors: Sequence[Any], dim: int, num_chunks: int) -> Any:
     return G.cat(pieces, dim + 1)
 
 
+def chunk_cat_out(tensors: Sequence[Any], dim: int, num_chunks: int, out: Any) -> Any:
+    """_chunk_cat written into `out` (resized to the result's shape, as out= does)."""
+    return opcall.store_out("_chunk_cat", chunk_cat(tensors, dim, num_chunks), out)
+
+
 # ---- antialiased bilinear resampling ----------------------------------------------------------------------
 
 def _aa_weights(in_size: int, out_size: int, align_corners: bool, scale: float | None,
@@ -289,6 +317,19 @@ def _aa_weights(in_size: int, out_size: int, align_corners: bool, scale: float |
         total = w.sum(dtype=ft)
         weights[i, lo:hi] = w / total if total != 0 else w
     return weights
+
+
+def _fixed_point_pass(image: np.ndarray, weights: np.ndarray, axis: int) -> np.ndarray:
+    """One separable pass of uint8 resampling along `axis`, in fixed point as PyTorch's uint8 kernel: the
+    weights scaled by 2**p (p as large as int16 holds) and rounded, the sums rounded and clamped to uint8."""
+    bits = 0
+    while bits < 15 and int(0.5 + weights.max() * (1 << (bits + 1))) < (1 << 15):
+        bits += 1
+    scaled = weights * (1 << bits)
+    fixed = np.trunc(np.where(scaled < 0, scaled - 0.5, scaled + 0.5)).astype(np.int64)
+    moved = np.moveaxis(image.astype(np.int64), axis, -1)
+    total = (moved @ fixed.T + (1 << max(bits - 1, 0))) >> bits
+    return np.moveaxis(np.clip(total, 0, 255).astype(np.uint8), -1, axis)
 
 
 def upsample_bilinear2d_aa_scales(input: Any, output_size: Sequence[int], align_corners: bool,
@@ -328,8 +369,13 @@ def _resize_aa(input: Any, output_size: Sequence[int] | None, scale_factors: Seq
     if out_h <= 0 or out_w <= 0 or in_h <= 0 or in_w <= 0:
         raise RuntimeError(f"_upsample_bilinear2d_aa(): input ({in_h}, {in_w}) and output ({out_h}, {out_w}) sizes "
                            f"must be positive")
+    if input.dtype == G.uint8:
+        wh = _aa_weights(in_h, out_h, align_corners, scales[0], np.float64)
+        ww = _aa_weights(in_w, out_w, align_corners, scales[1], np.float64)
+        image = _fixed_point_pass(input.numpy(force=True), ww, 3)
+        return G.tensor(_fixed_point_pass(image, wh, 2), dtype=G.uint8, device=input.device)
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"_upsample_bilinear2d_aa(): opgen resamples floating tensors, got {input.dtype}")
+        raise RuntimeError(f"_upsample_bilinear2d_aa(): expected a floating or uint8 input, got {input.dtype}")
     precision = np.float64 if input.dtype == G.float64 else np.float32
     wh = G.tensor(_aa_weights(in_h, out_h, align_corners, scales[0], precision), dtype=input.dtype,
                   device=input.device)
