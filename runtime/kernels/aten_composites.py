@@ -209,8 +209,9 @@ def grid_sampler_3d(input: Any, grid: Any, interpolation_mode: int, padding_mode
 
 # ---- masked indexing --------------------------------------------------------------------------------------
 
-def _checked_indices(name: str, input: Any, mask: Any, indices: Sequence[Any], low: bool) -> list[Any]:
-    """The indices clamped into `input`'s dims (to [0, size) or, with `low`, to [-size, size))."""
+def _checked_indices(name: str, input: Any, mask: Any, indices: Sequence[Any]) -> list[Any]:
+    """The indices clamped into [-size, size) of their dim of `input` (a negative one counts from the end,
+    as in indexing), as PyTorch's kernels do."""
     G = _G()
     if mask.dtype != G.bool:
         raise RuntimeError(f"{name}(): the mask must be a bool tensor, got {mask.dtype}")
@@ -225,15 +226,15 @@ def _checked_indices(name: str, input: Any, mask: Any, indices: Sequence[Any], l
             raise IndexError(f"{name}(): tensors used as indices must be int64 or int32, got {index.dtype} at "
                              f"position {d}")
         size = input.shape[d]
-        out.append(G.clamp(index, -size if low else 0, size - 1))
+        out.append(G.clamp(index, -size, size - 1))
     return out
 
 
 def unsafe_masked_index(input: Any, mask: Any, indices: Sequence[Any], fill: Any) -> Any:
-    """input[indices] where `mask` holds, `fill` elsewhere; indices outside the input are clamped (the
-    positions they stand at are expected to be masked out)."""
+    """input[indices] where `mask` holds, `fill` elsewhere; indices outside the input are clamped into it
+    (the positions they stand at are expected to be masked out)."""
     G = _G()
-    clamped = _checked_indices("_unsafe_masked_index", input, mask, indices, low=False)
+    clamped = _checked_indices("_unsafe_masked_index", input, mask, indices)
     if input.numel() == 0:
         shape = G.broadcast_shapes(*[tuple(i.shape) for i in clamped if i is not None])
         rest = list(input.shape[len(clamped):])
@@ -245,7 +246,7 @@ def unsafe_masked_index(input: Any, mask: Any, indices: Sequence[Any], fill: Any
 def unsafe_masked_index_put_accumulate(input: Any, mask: Any, indices: Sequence[Any], values: Any) -> Any:
     """input with `values` added at `indices` where `mask` holds (indices clamped into the input)."""
     G = _G()
-    clamped = _checked_indices("_unsafe_masked_index_put_accumulate", input, mask, indices, low=True)
+    clamped = _checked_indices("_unsafe_masked_index_put_accumulate", input, mask, indices)
     if input.numel() == 0:
         return input.clone()
     kept = G.where(mask, values, G.zeros((), dtype=values.dtype, device=values.device))
