@@ -160,9 +160,9 @@ def test_ops_namespace_reaches_every_overload() -> None:
     assert G.ops.aten.sum(x).item() == 1.0
     assert "add.Tensor" in G.ops.aten.add.Tensor.schema
     with pytest.raises(AttributeError):
-        G.ops.aten.add.NoSuchOverload
+        _ = G.ops.aten.add.NoSuchOverload
     with pytest.raises(AttributeError):
-        G.ops.aten.no_such_operator
+        _ = G.ops.aten.no_such_operator
 
 
 def test_empty_permuted_strides_follow_the_physical_layout() -> None:

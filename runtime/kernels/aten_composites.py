@@ -193,8 +193,9 @@ def _grid_sampler(name: str, nd: int, input: Any, grid: Any, interpolation_mode:
                            f"{padding_mode}")
     if input.dim() != nd + 2:
         raise RuntimeError(f"{name}(): expected a {nd + 2}-D input, got {list(input.shape)}")
-    return _G().nn.functional.grid_sample(input, grid, _INTERPOLATION[interpolation_mode], _PADDING[padding_mode],
-                                          bool(align_corners))
+    out = _G().nn.functional.grid_sample(_opmath(input), _opmath(grid), _INTERPOLATION[interpolation_mode],
+                                         _PADDING[padding_mode], bool(align_corners))
+    return _back(out, input.dtype)
 
 
 def grid_sampler_2d(input: Any, grid: Any, interpolation_mode: int, padding_mode: int, align_corners: bool) -> Any:
