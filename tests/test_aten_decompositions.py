@@ -206,3 +206,14 @@ def test_ldl_factor_ex_reports_singular_matrices() -> None:
         G.linalg.ldl_factor(G.zeros(3, 3, dtype=G.int64))
     with pytest.raises(RuntimeError):
         G.linalg.ldl_solve(G.eye(3), G.ones(3, dtype=G.int64), G.ones(3, 1))
+
+
+@pytest.mark.parametrize("kwargs", [{"scale_factor": 0.37}, {"scale_factor": (0.5, 1.7)},
+                                    {"size": (20, 6), "align_corners": True}])
+def test_interpolate_antialias_bilinear_agrees_with_torch(kwargs: dict) -> None:
+    x = RNG.standard_normal((2, 3, 11, 17))
+    t = torch.nn.functional.interpolate(torch.tensor(x), mode="bilinear", antialias=True, **kwargs)
+    g = G.nn.functional.interpolate(_g(x), mode="bilinear", antialias=True, **kwargs)
+    np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)
+    with pytest.raises(NotImplementedError):
+        G.nn.functional.interpolate(_g(x), mode="bicubic", antialias=True, **kwargs)
