@@ -5193,19 +5193,6 @@ def _call__chunk_cat(tensors, dim, num_chunks):
     return _tab__chunk_cat[_k](tensors, dim, num_chunks)
 
 
-_op__chunk_cat_out = _dispatcher.declare("_chunk_cat.out", "_chunk_cat.out(Tensor[] tensors, int dim, int num_chunks, *, Tensor(a!) out) -> Tensor(a!)", (0, 3), deferred=True)
-_tab__chunk_cat_out = _op__chunk_cat_out.table
-
-
-def _call__chunk_cat_out(tensors, dim, num_chunks, out):
-    try:
-        _k = (_shared.remap or _tls.remap)[_keys_of(tensors) | out._keys]
-    except AttributeError:
-        _k = _bad_arguments(_op__chunk_cat_out, (tensors, dim, num_chunks, out,))
-    out._bump_version()  # before the kernels run, so autograd saves the new version
-    return _tab__chunk_cat_out[_k](tensors, dim, num_chunks, out)
-
-
 _op__upsample_bilinear2d_aa = _dispatcher.declare("_upsample_bilinear2d_aa", "_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (0,), deferred=True)
 _tab__upsample_bilinear2d_aa = _op__upsample_bilinear2d_aa.table
 
@@ -9072,17 +9059,13 @@ def _batch_norm_with_update(input, weight, bias, running_mean, running_var, mome
     return _call__batch_norm_with_update(input, weight, bias, (running_mean if isinstance(running_mean, Tensor) else _scalar(running_mean, op='_batch_norm_with_update', arg='running_mean')), (running_var if isinstance(running_var, Tensor) else _scalar(running_var, op='_batch_norm_with_update', arg='running_var')), momentum, eps)
 
 
-def _chunk_cat(tensors, dim, num_chunks, *, out=None):
-    '_chunk_cat(tensors, dim, num_chunks, *, out=None) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    dim (int)\n    num_chunks (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen._chunk_cat; out=: opgen._chunk_cat(..., out=t)\nDifferentiable: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    _chunk_cat(Tensor[] tensors, int dim, int num_chunks) -> Tensor\n    _chunk_cat.out(Tensor[] tensors, int dim, int num_chunks, *, Tensor(a!) out) -> Tensor(a!)'
-    if out is None:
-        try:
-            _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
-        except AttributeError:
-            _k = _bad_arguments(_op__chunk_cat, (tensors, dim, num_chunks,))
-        return _tab__chunk_cat[_k](tensors, dim, num_chunks)
-    if out is not None:
-        return _call__chunk_cat_out(tensors, dim, num_chunks, out)
-    return _no_overload("_chunk_cat", locals(), ('_chunk_cat(Tensor[] tensors, int dim, int num_chunks) -> Tensor', '_chunk_cat.out(Tensor[] tensors, int dim, int num_chunks, *, Tensor(a!) out) -> Tensor(a!)'))
+def _chunk_cat(tensors, dim, num_chunks):
+    '_chunk_cat(tensors, dim, num_chunks) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    dim (int)\n    num_chunks (int)\n\nForms: functional: opgen._chunk_cat\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    _chunk_cat(Tensor[] tensors, int dim, int num_chunks) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op__chunk_cat, (tensors, dim, num_chunks,))
+    return _tab__chunk_cat[_k](tensors, dim, num_chunks)
 
 
 def _conv2d_backward_input(grad_output, weight, input_size, stride, padding, dilation, groups):

@@ -984,7 +984,6 @@ _dispatcher.register_all([
     ("_unsafe_masked_index", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.aten_composites", "unsafe_masked_index")),
     ("_unsafe_masked_index_put_accumulate", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.aten_composites", "unsafe_masked_index_put_accumulate")),
     ("_chunk_cat", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.aten_composites", "chunk_cat")),
-    ("_chunk_cat.out", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.aten_composites", "chunk_cat_out")),
     ("_upsample_bilinear2d_aa", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.aten_composites", "upsample_bilinear2d_aa_scales")),
     ("_upsample_bilinear2d_aa.vec", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.aten_composites", "upsample_bilinear2d_aa")),
     ("native_dropout", "CompositeExplicitAutograd", _on_first_call("runtime.kernels.nn_ops", "native_dropout")),

@@ -116,6 +116,9 @@ def _batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_v
     G = _G()
     shape = [1, input.shape[1]] + [1] * (input.dim() - 2)
     if training:
+        if input.numel() == 0:
+            raise RuntimeError(f"native_batch_norm(): training needs an input with at least one element, got "
+                               f"shape {list(input.shape)}")
         mean, invstd, _ = _batch_stats(input, eps)
         count = input.numel() // max(input.shape[1], 1)
         _update_running(running_mean, running_var, mean.detach(), invstd.detach(), eps, momentum, count)
@@ -156,6 +159,9 @@ def native_group_norm(input: Any, weight: Any, bias: Any, N: int, C: int, HxW: i
     if group <= 0 or C % group:
         raise RuntimeError(f"native_group_norm(): the number of channels C={C} must be divisible by group={group}")
     _check_channels("native_group_norm", input, weight=weight, bias=bias)
+    if not input.is_contiguous():
+        raise RuntimeError("native_group_norm(): expects a contiguous input, as aten's kernel does (F.group_norm "
+                           "takes any layout)")
     dtype = input.dtype
     input, weight, bias = _opmath(input), _opmath(weight), _opmath(bias)
     grouped = input.reshape([N, group, (C // group) * HxW])
@@ -287,11 +293,6 @@ def chunk_cat(tensors: Sequence[Any], dim: int, num_chunks: int) -> Any:
             t = constant_pad_nd(t, [0, 0] * (t.dim() - dim - 1) + [0, padded - size], 0)
         pieces.append(t.reshape(leading + [num_chunks, -1]))
     return G.cat(pieces, dim + 1)
-
-
-def chunk_cat_out(tensors: Sequence[Any], dim: int, num_chunks: int, out: Any) -> Any:
-    """_chunk_cat written into `out` (resized to the result's shape, as out= does)."""
-    return opcall.store_out("_chunk_cat", chunk_cat(tensors, dim, num_chunks), out)
 
 
 # ---- antialiased bilinear resampling ----------------------------------------------------------------------
