@@ -755,8 +755,9 @@ _GAP_DISTANCE_MODULE = ("the OpInfo passes a torch.nn module as distance_functio
 _GAP_LSTSQ = "linalg.lstsq returns residuals, rank and singular values as differentiable outputs where torch has two"
 _GAP_SLOGDET_EMPTY = "slogdet of a 0x0 matrix: opgen's logabsdet does not require grad"
 _GAP_PINV_HERMITIAN = "pinv(hermitian=True) gradient differs from torch's (eigh-based in torch); not examined"
-_GAP_PRIVATE_OUT = ("the generated binding of an op named with a leading underscore takes no out= (codegen/api_python.py "
-                    "adds out= to public names only), and test_ops_yaml cannot sample a hand-written .out overload")
+_GAP_PRIVATE_OUT = ("the generated binding of an op named with a leading underscore takes no out= "
+                    "(codegen/api_python.py adds out= to public names only), and test_ops_yaml cannot sample a "
+                    "hand-written .out overload")
 KNOWN_GAPS.update({
     '_chunk_cat:out': _GAP_PRIVATE_OUT,
     'nn.functional.avg_pool3d:out': _GAP_PY_OUT,
