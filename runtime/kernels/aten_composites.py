@@ -58,14 +58,11 @@ def safe_softmax(input: Any, dim: int, dtype: Any = None) -> Any:
 
 # ---- normalization ----------------------------------------------------------------------------------------
 
-def _batch_stats(input: Any, eps: float) -> tuple[Any, Any, list[int]]:
-    """Per-channel mean and 1 / sqrt(biased var + eps) over every dim but 1, and the broadcast shape."""
+def _batch_stats(input: Any) -> tuple[Any, Any]:
+    """Per-channel mean and biased variance over every dim but 1."""
     G = _G()
     dims = [0, *range(2, input.dim())]
-    mean = G.mean(input, dims)
-    var = G.var(input, dims, correction=0)
-    shape = [1, input.shape[1]] + [1] * (input.dim() - 2)
-    return mean, G.rsqrt(var + eps), shape
+    return G.mean(input, dims), G.var(input, dims, correction=0)
 
 
 def _affine(out: Any, weight: Any, bias: Any, shape: list[int]) -> Any:
@@ -76,16 +73,15 @@ def _affine(out: Any, weight: Any, bias: Any, shape: list[int]) -> Any:
     return out
 
 
-def _update_running(running_mean: Any, running_var: Any, mean: Any, invstd: Any, eps: float, momentum: float,
-                    count: int) -> None:
+def _update_running(running_mean: Any, running_var: Any, mean: Any, var: Any, momentum: float, count: int) -> None:
     """running = (1 - momentum) running + momentum batch, the variance unbiased, in place and unrecorded."""
     G = _G()
     with G.no_grad():
         if running_mean is not None:
             running_mean.mul_(1 - momentum).add_(mean.to(dtype=running_mean.dtype), alpha=momentum)
         if running_var is not None:
-            var = (1 / (invstd * invstd) - eps) * (count / max(count - 1, 1))
-            running_var.mul_(1 - momentum).add_(var.to(dtype=running_var.dtype), alpha=momentum)
+            unbiased = var * (count / max(count - 1, 1))
+            running_var.mul_(1 - momentum).add_(unbiased.to(dtype=running_var.dtype), alpha=momentum)
 
 
 def _check_channels(name: str, input: Any, **per_channel: Any) -> None:
@@ -119,9 +115,10 @@ def _batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_v
         if input.numel() == 0:
             raise RuntimeError(f"native_batch_norm(): training needs an input with at least one element, got "
                                f"shape {list(input.shape)}")
-        mean, invstd, _ = _batch_stats(input, eps)
+        mean, var = _batch_stats(input)
+        invstd = G.rsqrt(var + eps)
         count = input.numel() // max(input.shape[1], 1)
-        _update_running(running_mean, running_var, mean.detach(), invstd.detach(), eps, momentum, count)
+        _update_running(running_mean, running_var, mean.detach(), var.detach(), momentum, count)
         out = (input - mean.reshape(shape)) * invstd.reshape(shape)
         # the saved statistics are for a backward formula, not differentiable outputs (as in aten)
         return _affine(out, weight, bias, shape), mean.detach(), invstd.detach()
