@@ -39,9 +39,10 @@ def _call_target(name: str, key: str) -> Any:
 class OpOverload:
     """One overload of an operator (`G.ops.aten.add.Tensor`); calling it calls the op."""
 
-    def __init__(self, name: str, overload: str) -> None:
+    def __init__(self, name: str, overload: str, namespace: str = "aten") -> None:
         self.name = name
         self.overload = overload
+        self.namespace = namespace
         self._key = name if overload == "default" else f"{name}.{overload}"
 
     @property
@@ -53,15 +54,16 @@ class OpOverload:
         return _call_target(self.name, self._key)(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"aten.{self.name}.{self.overload}"
+        return f"{self.namespace}.{self.name}.{self.overload}"
 
 
 class OpOverloadPacket:
     """Every overload of one operator name (`G.ops.aten.sum`); calling it calls the op's public binding,
     which picks the overload from the arguments."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, namespace: str = "aten") -> None:
         self.name = name
+        self.namespace = namespace
 
     def overloads(self) -> list[str]:
         return _overloads(self.name)
@@ -73,14 +75,14 @@ class OpOverloadPacket:
         if overload not in known:
             raise AttributeError(f"the operator '{self.name}' has no overload '{overload}'; its overloads: "
                                  f"{', '.join(known)}")
-        return OpOverload(self.name, overload)
+        return OpOverload(self.name, overload, self.namespace)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         key = self.name if self.name in dispatcher.ops else f"{self.name}.{_overloads(self.name)[0]}"
         return _call_target(self.name, key)(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"aten.{self.name}"
+        return f"{self.namespace}.{self.name}"
 
 
 class _Namespace:
@@ -96,7 +98,7 @@ class _Namespace:
             close = sorted({k.partition(".")[0] for k in dispatcher.ops if k.startswith(name[:4])})[:8]
             hint = f"; names that begin alike: {', '.join(close)}" if close else ""
             raise AttributeError(f"'{self._name}' has no operator named '{name}'{hint}")
-        return OpOverloadPacket(name)
+        return OpOverloadPacket(name, self._name)
 
     def __dir__(self) -> list[str]:
         return sorted({k.partition(".")[0] for k in dispatcher.ops})
