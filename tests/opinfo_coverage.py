@@ -168,8 +168,6 @@ KNOWN_GAPS: dict[str, str] = {
     'as_strided.partial_views:forward': _GAP_4,
     'as_strided_scatter:grad': _GAP_5,
     'nn.functional.avg_pool2d:out': _GAP_13,
-    'max_pool2d_with_indices_backward:forward': _GAP_13,
-    'max_pool2d_with_indices_backward:grad': _GAP_13,
     'nn.functional.elu:inplace': _GAP_0,
     'nn.functional.selu:inplace': _GAP_0,
     'nn.functional.silu:inplace': _GAP_0,
@@ -752,7 +750,6 @@ _GAP_PY_OUT = ("out= on nn.functional and linalg functions written in Python (ru
                "(Note [out= for ops without an out overload])")
 _GAP_DISTANCE_MODULE = ("the OpInfo passes a torch.nn module as distance_function, which the harness does not map "
                         "to opgen's")
-_GAP_LSTSQ = "linalg.lstsq returns residuals, rank and singular values as differentiable outputs where torch has two"
 _GAP_SLOGDET_EMPTY = "slogdet of a 0x0 matrix: opgen's logabsdet does not require grad"
 _GAP_PINV_HERMITIAN = "pinv(hermitian=True) gradient differs from torch's (eigh-based in torch); not examined"
 _GAP_PRIVATE_OUT = ("the generated binding of an op named with a leading underscore takes no out= "
@@ -778,7 +775,6 @@ KNOWN_GAPS.update({
     'linalg.tensorsolve:out': _GAP_PY_OUT,
     'nn.functional.triplet_margin_with_distance_loss:forward': _GAP_DISTANCE_MODULE,
     'nn.functional.triplet_margin_with_distance_loss:grad': _GAP_DISTANCE_MODULE,
-    'linalg.lstsq:grad': _GAP_LSTSQ,
     'linalg.slogdet:grad': _GAP_SLOGDET_EMPTY,
     'linalg.pinv.hermitian:grad': _GAP_PINV_HERMITIAN,
 })
