@@ -21,6 +21,8 @@ from runtime.signatures import show as _show
 from runtime.tensor import Tensor
 
 __all__ = [
+    "_batch_norm_with_update",
+    "_chunk_cat",
     "_conv2d_backward_input",
     "_conv2d_backward_weight",
     "_conv2d_forward",
@@ -28,8 +30,14 @@ __all__ = [
     "_linalg_lu",
     "_linalg_pinv",
     "_linalg_svdvals",
+    "_native_batch_norm_legit",
+    "_safe_softmax",
+    "_softmax_backward_data",
     "_to_copy",
     "_unique2",
+    "_unsafe_masked_index",
+    "_unsafe_masked_index_put_accumulate",
+    "_upsample_bilinear2d_aa",
     "abs",
     "abs_",
     "absolute",
@@ -136,6 +144,7 @@ __all__ = [
     "combinations",
     "conj",
     "conj_physical",
+    "constant_pad_nd",
     "conv2d",
     "copysign",
     "copysign_",
@@ -224,6 +233,8 @@ __all__ = [
     "glu",
     "greater",
     "greater_equal",
+    "grid_sampler_2d",
+    "grid_sampler_3d",
     "group_norm",
     "gt",
     "hardshrink",
@@ -360,7 +371,10 @@ __all__ = [
     "nansum",
     "narrow",
     "narrow_copy",
+    "native_batch_norm",
     "native_dropout",
+    "native_dropout_backward",
+    "native_group_norm",
     "native_layer_norm",
     "ne",
     "neg",
@@ -5091,6 +5105,186 @@ def _call_kl_div(input, target, reduction, log_target):
     except AttributeError:
         _k = _bad_arguments(_op_kl_div, (input, target, reduction, log_target,))
     return _tab_kl_div[_k](input, target, reduction, log_target)
+
+
+_op__softmax_backward_data = _dispatcher.declare("_softmax_backward_data", "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor", (0, 1), deferred=True)
+_tab__softmax_backward_data = _op__softmax_backward_data.table
+
+
+def _call__softmax_backward_data(grad_output, output, dim, input_dtype):
+    try:
+        _k = (_shared.remap or _tls.remap)[grad_output._keys | output._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__softmax_backward_data, (grad_output, output, dim, input_dtype,))
+    return _tab__softmax_backward_data[_k](grad_output, output, dim, input_dtype)
+
+
+_op__safe_softmax = _dispatcher.declare("_safe_softmax", "_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", (0,), deferred=True)
+_tab__safe_softmax = _op__safe_softmax.table
+
+
+def _call__safe_softmax(input, dim, dtype):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__safe_softmax, (input, dim, dtype,))
+    return _tab__safe_softmax[_k](input, dim, dtype)
+
+
+_op_native_batch_norm = _dispatcher.declare("native_batch_norm", "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", (0, 1, 2, 3, 4), deferred=True)
+_tab_native_batch_norm = _op_native_batch_norm.table
+
+
+def _call_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps,))
+    return _tab_native_batch_norm[_k](input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+_op__native_batch_norm_legit = _dispatcher.declare("_native_batch_norm_legit", "_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", (0, 1, 2, 3, 4), deferred=True)
+_tab__native_batch_norm_legit = _op__native_batch_norm_legit.table
+
+
+def _call__native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op__native_batch_norm_legit, (input, weight, bias, running_mean, running_var, training, momentum, eps,))
+    return _tab__native_batch_norm_legit[_k](input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+_op__batch_norm_with_update = _dispatcher.declare("_batch_norm_with_update", "_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)", (0, 1, 2, 3, 4), deferred=True)
+_tab__batch_norm_with_update = _op__batch_norm_with_update.table
+
+
+def _call__batch_norm_with_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | running_mean._keys | running_var._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__batch_norm_with_update, (input, weight, bias, running_mean, running_var, momentum, eps,))
+    return _tab__batch_norm_with_update[_k](input, weight, bias, running_mean, running_var, momentum, eps)
+
+
+_op_native_group_norm = _dispatcher.declare("native_group_norm", "native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)", (0, 1, 2), deferred=True)
+_tab_native_group_norm = _op_native_group_norm.table
+
+
+def _call_native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_native_group_norm, (input, weight, bias, N, C, HxW, group, eps,))
+    return _tab_native_group_norm[_k](input, weight, bias, N, C, HxW, group, eps)
+
+
+_op_constant_pad_nd = _dispatcher.declare("constant_pad_nd", "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (0,), deferred=True)
+_tab_constant_pad_nd = _op_constant_pad_nd.table
+
+
+def _call_constant_pad_nd(input, pad, value):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_constant_pad_nd, (input, pad, value,))
+    return _tab_constant_pad_nd[_k](input, pad, value)
+
+
+_op_native_dropout_backward = _dispatcher.declare("native_dropout_backward", "native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor", (0, 1), deferred=True)
+_tab_native_dropout_backward = _op_native_dropout_backward.table
+
+
+def _call_native_dropout_backward(grad_output, mask, scale):
+    try:
+        _k = (_shared.remap or _tls.remap)[grad_output._keys | mask._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_native_dropout_backward, (grad_output, mask, scale,))
+    return _tab_native_dropout_backward[_k](grad_output, mask, scale)
+
+
+_op_grid_sampler_2d = _dispatcher.declare("grid_sampler_2d", "grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", (0, 1), deferred=True)
+_tab_grid_sampler_2d = _op_grid_sampler_2d.table
+
+
+def _call_grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | grid._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_grid_sampler_2d, (input, grid, interpolation_mode, padding_mode, align_corners,))
+    return _tab_grid_sampler_2d[_k](input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+_op_grid_sampler_3d = _dispatcher.declare("grid_sampler_3d", "grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", (0, 1), deferred=True)
+_tab_grid_sampler_3d = _op_grid_sampler_3d.table
+
+
+def _call_grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | grid._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_grid_sampler_3d, (input, grid, interpolation_mode, padding_mode, align_corners,))
+    return _tab_grid_sampler_3d[_k](input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+_op__unsafe_masked_index = _dispatcher.declare("_unsafe_masked_index", "_unsafe_masked_index(Tensor self, Tensor mask, Tensor?[] indices, Scalar fill) -> Tensor", (0, 1, 2), deferred=True)
+_tab__unsafe_masked_index = _op__unsafe_masked_index.table
+
+
+def _call__unsafe_masked_index(input, mask, indices, fill):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | mask._keys | _keys_of(indices)]
+    except AttributeError:
+        _k = _bad_arguments(_op__unsafe_masked_index, (input, mask, indices, fill,))
+    return _tab__unsafe_masked_index[_k](input, mask, indices, fill)
+
+
+_op__unsafe_masked_index_put_accumulate = _dispatcher.declare("_unsafe_masked_index_put_accumulate", "_unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor", (0, 1, 2, 3), deferred=True)
+_tab__unsafe_masked_index_put_accumulate = _op__unsafe_masked_index_put_accumulate.table
+
+
+def _call__unsafe_masked_index_put_accumulate(input, mask, indices, values):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | mask._keys | _keys_of(indices) | values._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__unsafe_masked_index_put_accumulate, (input, mask, indices, values,))
+    return _tab__unsafe_masked_index_put_accumulate[_k](input, mask, indices, values)
+
+
+_op__chunk_cat = _dispatcher.declare("_chunk_cat", "_chunk_cat(Tensor[] tensors, int dim, int num_chunks) -> Tensor", (0,), deferred=True)
+_tab__chunk_cat = _op__chunk_cat.table
+
+
+def _call__chunk_cat(tensors, dim, num_chunks):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op__chunk_cat, (tensors, dim, num_chunks,))
+    return _tab__chunk_cat[_k](tensors, dim, num_chunks)
+
+
+_op__upsample_bilinear2d_aa = _dispatcher.declare("_upsample_bilinear2d_aa", "_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (0,), deferred=True)
+_tab__upsample_bilinear2d_aa = _op__upsample_bilinear2d_aa.table
+
+
+def _call__upsample_bilinear2d_aa(input, output_size, align_corners, scales_h, scales_w):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__upsample_bilinear2d_aa, (input, output_size, align_corners, scales_h, scales_w,))
+    return _tab__upsample_bilinear2d_aa[_k](input, output_size, align_corners, scales_h, scales_w)
+
+
+_op__upsample_bilinear2d_aa_vec = _dispatcher.declare("_upsample_bilinear2d_aa.vec", "_upsample_bilinear2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor", (0,), deferred=True)
+_tab__upsample_bilinear2d_aa_vec = _op__upsample_bilinear2d_aa_vec.table
+
+
+def _call__upsample_bilinear2d_aa_vec(input, output_size, align_corners, scale_factors):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__upsample_bilinear2d_aa_vec, (input, output_size, align_corners, scale_factors,))
+    return _tab__upsample_bilinear2d_aa_vec[_k](input, output_size, align_corners, scale_factors)
 
 
 _op_native_dropout = _dispatcher.declare("native_dropout", "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", (0,), deferred=True)
@@ -10547,6 +10741,20 @@ def _call_unique_consecutive(input, return_inverse, return_counts, dim):
 # -- the Python API: one function per name, choosing among its overloads ------------------------
 
 
+def _batch_norm_with_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    '_batch_norm_with_update(input, weight, bias, running_mean, running_var, momentum, eps) -> (Tensor, Tensor, Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    running_mean (Tensor)\n    running_var (Tensor)\n    momentum (float)\n    eps (float)\n\nForms: functional: opgen._batch_norm_with_update\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    _batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)'
+    return _call__batch_norm_with_update(input, weight, bias, (running_mean if isinstance(running_mean, Tensor) else _scalar(running_mean, op='_batch_norm_with_update', arg='running_mean')), (running_var if isinstance(running_var, Tensor) else _scalar(running_var, op='_batch_norm_with_update', arg='running_var')), momentum, eps)
+
+
+def _chunk_cat(tensors, dim, num_chunks):
+    '_chunk_cat(tensors, dim, num_chunks) -> Tensor\n\nArguments:\n    tensors (sequence of Tensors)\n    dim (int)\n    num_chunks (int)\n\nForms: functional: opgen._chunk_cat\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    _chunk_cat(Tensor[] tensors, int dim, int num_chunks) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(tensors)]
+    except AttributeError:
+        _k = _bad_arguments(_op__chunk_cat, (tensors, dim, num_chunks,))
+    return _tab__chunk_cat[_k](tensors, dim, num_chunks)
+
+
 def _conv2d_backward_input(grad_output, weight, input_size, stride, padding, dilation, groups):
     '_conv2d_backward_input(grad_output, weight, input_size, stride, padding, dilation, groups) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    weight (Tensor)\n    input_size (int or sequence of ints)\n    stride (int or sequence of ints)\n    padding (int or sequence of ints)\n    dilation (int or sequence of ints)\n    groups (int)\n\nForms: functional: opgen._conv2d_backward_input\nDifferentiable: yes, for grad_output, weight (derivatives.yaml; backward node Conv2dBackwardInputBackward0)\n\nSchemas (native_functions.yaml):\n    _conv2d_backward_input(Tensor grad_output, Tensor weight, SymInt[] input_size, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor'
     return _call__conv2d_backward_input(grad_output, (weight if isinstance(weight, Tensor) else _scalar(weight, op='_conv2d_backward_input', arg='weight')), input_size, stride, padding, dilation, groups)
@@ -10594,6 +10802,29 @@ def _linalg_svdvals(A):
     return _tab__linalg_svdvals[_k](A)
 
 
+def _native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    '_native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps) -> (Tensor, Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    running_mean (Tensor, optional)\n    running_var (Tensor, optional)\n    training (bool)\n    momentum (float)\n    eps (float)\n\nForms: functional: opgen._native_batch_norm_legit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    _native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op__native_batch_norm_legit, (input, weight, bias, running_mean, running_var, training, momentum, eps,))
+    return _tab__native_batch_norm_legit[_k](input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+def _safe_softmax(input, dim, dtype=None):
+    '_safe_softmax(input, dim, dtype=None) -> Tensor\n\nsoftmax that gives 0 (not NaN) on a slice that is -inf throughout\n\nArguments:\n    input (Tensor)\n    dim (int)\n    dtype (dtype, optional, default None)\n\nForms: functional: opgen._safe_softmax\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    _safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op__safe_softmax, (input, dim, dtype,))
+    return _tab__safe_softmax[_k](input, dim, dtype)
+
+
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    "_softmax_backward_data(grad_output, output, dim, input_dtype) -> Tensor\n\nsoftmax's backward from its output (aten)\n\nArguments:\n    grad_output (Tensor)\n    output (Tensor)\n    dim (int)\n    input_dtype (dtype)\n\nForms: functional: opgen._softmax_backward_data\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"
+    return _call__softmax_backward_data(grad_output, (output if isinstance(output, Tensor) else _scalar(output, op='_softmax_backward_data', arg='output')), dim, input_dtype)
+
+
 def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
     '_to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None) -> Tensor\n\nwhat Tensor.to calls when the dtype or device changes\n\nArguments:\n    input (Tensor)\n    dtype (dtype, optional, default None)\n    layout (layout, optional, default None)\n    device (device, optional, default None)\n    pin_memory (bool, optional, default None)\n    non_blocking (bool, default False)\n    memory_format (memory format, optional, default None)\n\nForms: functional: opgen._to_copy\nDifferentiable: yes, for input (derivatives.yaml; backward node ToCopyBackward0)\n\nSchemas (native_functions.yaml):\n    _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor'
     try:
@@ -10610,6 +10841,32 @@ def _unique2(input, sorted=True, return_inverse=False, return_counts=False, dim=
     except AttributeError:
         _k = _bad_arguments(_op__unique2, (input, sorted, return_inverse, return_counts, dim,))
     return _tab__unique2[_k](input, sorted, return_inverse, return_counts, dim)
+
+
+def _unsafe_masked_index(input, mask, indices, fill):
+    '_unsafe_masked_index(input, mask, indices, fill) -> Tensor\n\nArguments:\n    input (Tensor)\n    mask (Tensor)\n    indices (sequence of Tensors (None allowed))\n    fill (number)\n\nForms: functional: opgen._unsafe_masked_index\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    _unsafe_masked_index(Tensor self, Tensor mask, Tensor?[] indices, Scalar fill) -> Tensor'
+    return _call__unsafe_masked_index(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='_unsafe_masked_index', arg='mask')), indices, fill)
+
+
+def _unsafe_masked_index_put_accumulate(input, mask, indices, values):
+    '_unsafe_masked_index_put_accumulate(input, mask, indices, values) -> Tensor\n\nArguments:\n    input (Tensor)\n    mask (Tensor)\n    indices (sequence of Tensors (None allowed))\n    values (Tensor)\n\nForms: functional: opgen._unsafe_masked_index_put_accumulate\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    _unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor'
+    return _call__unsafe_masked_index_put_accumulate(input, (mask if isinstance(mask, Tensor) else _scalar(mask, op='_unsafe_masked_index_put_accumulate', arg='mask')), indices, (values if isinstance(values, Tensor) else _scalar(values, op='_unsafe_masked_index_put_accumulate', arg='values')))
+
+
+def _upsample_bilinear2d_aa(input, output_size, align_corners, scales_h=_NG, scales_w=_NG, scale_factors=_NG):
+    "_upsample_bilinear2d_aa(input, output_size, align_corners, scales_h=None, scales_w=None, scale_factors=None) -> Tensor\n\nantialiased bilinear resize (interpolate(mode='bilinear', antialias=True))\n\nArguments:\n    input (Tensor)\n    output_size (int or sequence of ints or int or sequence of ints, optional)\n    align_corners (bool)\n    scales_h (float, optional, default None; taken by _upsample_bilinear2d_aa)\n    scales_w (float, optional, default None; taken by _upsample_bilinear2d_aa)\n    scale_factors (sequence of floats, optional, default None; taken by _upsample_bilinear2d_aa.vec)\n\nForms: functional: opgen._upsample_bilinear2d_aa\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    _upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor\n    _upsample_bilinear2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor"
+    if scale_factors is _NG:
+        return _call__upsample_bilinear2d_aa(input, output_size, align_corners, (None if scales_h is _NG else scales_h), (None if scales_w is _NG else scales_w))
+    if scales_h is _NG and scales_w is _NG and scale_factors is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op__upsample_bilinear2d_aa_vec, (input, output_size, align_corners, scale_factors,))
+        return _tab__upsample_bilinear2d_aa_vec[_k](input, output_size, align_corners, scale_factors)
+    return _no_overload("_upsample_bilinear2d_aa", locals(), ('_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor', '_upsample_bilinear2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor'))
+
+
+_show(_upsample_bilinear2d_aa, (('input', False, _REQ), ('output_size', False, _REQ), ('align_corners', False, _REQ), ('scales_h', False, None), ('scales_w', False, None), ('scale_factors', False, None), ))
 
 
 def abs(input, *, out=None):
@@ -11917,6 +12174,19 @@ def conj_physical(input, *, out=None):
     return _no_overload("conj_physical", locals(), ('conj_physical(Tensor self) -> Tensor',))
 
 
+def constant_pad_nd(input, pad, value=0, *, out=None):
+    'constant_pad_nd(input, pad, value=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    pad (int or sequence of ints)\n    value (number, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.constant_pad_nd\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor'
+    if out is not None:
+        return _call_into_out('constant_pad_nd', (input, pad, value,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_constant_pad_nd, (input, pad, value,))
+        return _tab_constant_pad_nd[_k](input, pad, value)
+    return _no_overload("constant_pad_nd", locals(), ('constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor',))
+
+
 def contiguous(input, *, memory_format='contiguous_format'):
     "contiguous(input, *, memory_format='contiguous_format') -> Tensor\n\nArguments:\n    input (Tensor)\n    memory_format (memory format, default 'contiguous_format')\n\nForms: functional: Tensor.contiguous\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)"
     try:
@@ -13147,6 +13417,24 @@ def greater_equal_(input, other):
     if not isinstance(other, Tensor):
         return _call_greater_equal__Scalar(input, other)
     return _no_overload("greater_equal_", locals(), ('greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', 'greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'))
+
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners, *, out=None):
+    'grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners, *, out=None) -> Tensor\n\nthe modes are integers (interpolation 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border, 2 reflection)\n\nArguments:\n    input (Tensor)\n    grid (Tensor)\n    interpolation_mode (int)\n    padding_mode (int)\n    align_corners (bool)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.grid_sampler_2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor'
+    if out is not None:
+        return _call_into_out('grid_sampler_2d', (input, grid, interpolation_mode, padding_mode, align_corners,), {}, out)
+    if True:
+        return _call_grid_sampler_2d(input, (grid if isinstance(grid, Tensor) else _scalar(grid, op='grid_sampler_2d', arg='grid')), interpolation_mode, padding_mode, align_corners)
+    return _no_overload("grid_sampler_2d", locals(), ('grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor',))
+
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners, *, out=None):
+    'grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    grid (Tensor)\n    interpolation_mode (int)\n    padding_mode (int)\n    align_corners (bool)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.grid_sampler_3d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor'
+    if out is not None:
+        return _call_into_out('grid_sampler_3d', (input, grid, interpolation_mode, padding_mode, align_corners,), {}, out)
+    if True:
+        return _call_grid_sampler_3d(input, (grid if isinstance(grid, Tensor) else _scalar(grid, op='grid_sampler_3d', arg='grid')), interpolation_mode, padding_mode, align_corners)
+    return _no_overload("grid_sampler_3d", locals(), ('grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor',))
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True, *, out=None):
@@ -14830,6 +15118,19 @@ def narrow_copy(input, dim, start, length, *, out=None):
     return _no_overload("narrow_copy", locals(), ('narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor',))
 
 
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, *, out=None):
+    'native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, *, out=None) -> (Tensor, Tensor, Tensor)\n\nbatch norm returning (output, save_mean, save_invstd); training updates the running statistics in place\n\nArguments:\n    input (Tensor)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    running_mean (Tensor, optional)\n    running_var (Tensor, optional)\n    training (bool)\n    momentum (float)\n    eps (float)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.native_batch_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)'
+    if out is not None:
+        return _call_into_out('native_batch_norm', (input, weight, bias, running_mean, running_var, training, momentum, eps,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps,))
+        return _tab_native_batch_norm[_k](input, weight, bias, running_mean, running_var, training, momentum, eps)
+    return _no_overload("native_batch_norm", locals(), ('native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)',))
+
+
 def native_dropout(input, p, train, *, out=None):
     'native_dropout(input, p, train, *, out=None) -> (Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    p (float)\n    train (bool, optional)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.native_dropout\nDifferentiable: yes, for input (derivatives.yaml; backward node NativeDropoutBackward0)\n\nSchemas (native_functions.yaml):\n    native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)'
     if out is not None:
@@ -14841,6 +15142,28 @@ def native_dropout(input, p, train, *, out=None):
             _k = _bad_arguments(_op_native_dropout, (input, p, train,))
         return _tab_native_dropout[_k](input, p, train)
     return _no_overload("native_dropout", locals(), ('native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)',))
+
+
+def native_dropout_backward(grad_output, mask, scale, *, out=None):
+    'native_dropout_backward(grad_output, mask, scale, *, out=None) -> Tensor\n\nArguments:\n    grad_output (Tensor)\n    mask (Tensor)\n    scale (float)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.native_dropout_backward\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor'
+    if out is not None:
+        return _call_into_out('native_dropout_backward', (grad_output, mask, scale,), {}, out)
+    if True:
+        return _call_native_dropout_backward(grad_output, (mask if isinstance(mask, Tensor) else _scalar(mask, op='native_dropout_backward', arg='mask')), scale)
+    return _no_overload("native_dropout_backward", locals(), ('native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor',))
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps, *, out=None):
+    'native_group_norm(input, weight, bias, N, C, HxW, group, eps, *, out=None) -> (Tensor, Tensor, Tensor)\n\ngroup norm returning (output, mean, rstd), mean and rstd of shape (N, group)\n\nArguments:\n    input (Tensor)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    N (int)\n    C (int)\n    HxW (int)\n    group (int)\n    eps (float)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.native_group_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)'
+    if out is not None:
+        return _call_into_out('native_group_norm', (input, weight, bias, N, C, HxW, group, eps,), {}, out)
+    if True:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op_native_group_norm, (input, weight, bias, N, C, HxW, group, eps,))
+        return _tab_native_group_norm[_k](input, weight, bias, N, C, HxW, group, eps)
+    return _no_overload("native_group_norm", locals(), ('native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)',))
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps, *, out=None):

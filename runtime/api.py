@@ -41,6 +41,7 @@ from runtime.dtypes import int as int
 from runtime.factories import (
     empty,
     empty_like,
+    empty_permuted,
     from_numpy,
     full,
     full_like,
@@ -199,6 +200,7 @@ __all__ += ["block_diag", "cartesian_prod", "tensordot", "tril_indices", "triu_i
 __all__ += sorted(_legacy.CPU_TYPES)
 __all__ += ["layout", "strided"]
 __all__ += ["gradient", "histogramdd", "logspace", "lu", "pca_lowrank", "svd_lowrank", "unravel_index"]
+__all__ += ["empty_permuted"]
 
 # Note [Submodules of the public API]
 # `import generated.nn as nn`, `from generated.nn import functional as F` and
@@ -257,6 +259,10 @@ SUBMODULES: dict[str, str] = {
     "utils.checkpoint": "runtime.utils.checkpoint",
     "linalg": "runtime.linalg",
     "special": "runtime.special",
+    "masked": "runtime.masked",
+    "ops": "runtime.op_namespaces",
+    "signal": "runtime.signal",
+    "signal.windows": "runtime.signal.windows",
     "testing": "runtime.testing",
     "distributed": "runtime.distributed",
     "distributed.run": "runtime.distributed.run",
@@ -390,17 +396,41 @@ LAZY: dict[str, tuple[str, str | None]] = {  # name -> (module, attribute of it;
     "random": ("runtime.random", None),
     "serialization": ("runtime.nn.serialization", None),
     "special": ("runtime.special", None),
+    "masked": ("runtime.masked", None),
+    "ops": ("runtime.op_namespaces", None),
+    "signal": ("runtime.signal", None),
+    "bartlett_window": ("runtime.signal.windows", "bartlett_window"),
+    "blackman_window": ("runtime.signal.windows", "blackman_window"),
+    "hamming_window": ("runtime.signal.windows", "hamming_window"),
+    "hann_window": ("runtime.signal.windows", "hann_window"),
+    "kaiser_window": ("runtime.signal.windows", "kaiser_window"),
     "load": ("runtime.nn.serialization", "load"),
     "save": ("runtime.nn.serialization", "save"),
 }
 
 if TYPE_CHECKING:
-    from runtime import accelerator, amp, backends, cpu, distributions, nn, optim, special, testing, utils
+    from runtime import (
+        accelerator,
+        amp,
+        backends,
+        cpu,
+        distributions,
+        masked,
+        nn,
+        optim,
+        signal,
+        special,
+        testing,
+        utils,
+    )
+    from runtime import op_namespaces as ops
     from runtime.nn import serialization
     from runtime.nn.serialization import load, save
+    from runtime.signal.windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window
 
     __all__ += ["accelerator", "amp", "backends", "cpu", "distributions", "load", "nn", "optim", "save",
-                "serialization", "special", "testing", "utils"]
+                "serialization", "special", "testing", "utils", "masked", "ops", "signal", "bartlett_window",
+                "blackman_window", "hamming_window", "hann_window", "kaiser_window"]
 
 
 def lazy_attribute(package: ModuleType, name: str) -> Any:

@@ -321,6 +321,24 @@ def _like(t: Tensor, dtype: Any, device: Any) -> tuple[tuple[int, ...], dtypes.D
         (t._device if device is None else device)
 
 
+def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], *, dtype: Any = None, layout: Any = None,
+                   device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """An uninitialized tensor of logical shape `size` whose dims are laid out in memory in the order
+    `physical_layout` (outermost first): `empty_permuted((2, 3, 4), (0, 2, 1))` is contiguous in (2, 4, 3)
+    and viewed back as (2, 3, 4)."""
+    shape = _check_size(tuple(size))
+    order = tuple(operator.index(d) for d in physical_layout)
+    if sorted(order) != list(range(len(shape))):
+        raise RuntimeError(f"empty_permuted(): physical_layout {list(order)} must be a permutation of the "
+                           f"{len(shape)} dims of size {list(shape)}")
+    physical = _alloc(tuple(shape[d] for d in order), _dtype(dtype), device)
+    inverse = [0] * len(order)
+    for position, d in enumerate(order):
+        inverse[d] = position
+    result = physical.permute(inverse) if order else physical
+    return _finish(result, requires_grad)
+
+
 def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                memory_format: Any = None) -> Tensor:
     """An uninitialized tensor with t's shape (and dtype and device, unless given)."""

@@ -533,3 +533,65 @@ def tensorsolve(A: Any, B: Any, dims: Sequence[int] | None = None) -> Any:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
                            f"prod(self.shape[:other.ndim]), but got {math.prod(rest)} != {B.numel()}")
     return solve(A.reshape([B.numel(), math.prod(rest)]), B.reshape([B.numel()])).reshape(rest)
+
+
+# ---- LDL^T of symmetric matrices (runtime/kernels/linalg_ldl.py) ----------------------------------------
+__all__ += ["ldl_factor", "ldl_factor_ex", "ldl_solve"]
+
+
+def _ldl_input(op: str, A: Any) -> Any:
+    """A's data on the host, checked: a batch of square floating matrices."""
+    if A.dim() < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: Expected a floating point tensor as input. Got {A.dtype}")
+    return A.detach().numpy(force=True)
+
+
+def ldl_factor_ex(A: Any, *, hermitian: bool = False, check_errors: bool = False, out: Any = None) -> Any:
+    """(LD, pivots, info): the Bunch-Kaufman LDL^T factorisation of symmetric A (its lower triangle is
+    read); info is 0, or the 1-based index of a zero diagonal block of D (raised with check_errors)."""
+    from runtime.kernels import linalg_ldl  # SciPy's LAPACK, loaded on first use
+
+    G = _G()
+    ld, pivots, info = linalg_ldl.ldl_factor(_ldl_input("torch.linalg.ldl_factor_ex", A))
+    if check_errors and info.any():
+        raise LinAlgError(f"torch.linalg.ldl_factor_ex: D has a zero diagonal element at position "
+                          f"{int(info[info != 0].flat[0])}: the matrix is singular")
+    make = return_types.make("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
+    result = make(G.tensor(ld, dtype=A.dtype, device=A.device), G.tensor(pivots, device=A.device),
+                  G.tensor(info, device=A.device))
+    return result if out is None else opcall.store_out("linalg.ldl_factor_ex", result, out)
+
+
+def ldl_factor(A: Any, *, hermitian: bool = False, out: Any = None) -> Any:
+    """(LD, pivots) of the LDL^T factorisation; a singular matrix is an error (linalg.LinAlgError)."""
+    LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian)
+    if bool(info.any()):
+        position = int(info[info != 0].flatten()[0])
+        raise LinAlgError(f"torch.linalg.ldl_factor: D has a zero diagonal element at position {position}: the "
+                          f"matrix is singular")
+    result = return_types.make("linalg_ldl_factor", ("LD", "pivots"))(LD, pivots)
+    return result if out is None else opcall.store_out("linalg.ldl_factor", result, out)
+
+
+def ldl_solve(LD: Any, pivots: Any, B: Any, *, hermitian: bool = False, out: Any = None) -> Any:
+    """X with A X = B, from ldl_factor's (LD, pivots) of A; batch dims broadcast."""
+    from runtime.kernels import linalg_ldl  # SciPy's LAPACK, loaded on first use
+
+    G = _G()
+    op = "torch.linalg.ldl_solve"
+    ld = _ldl_input(op, LD)
+    if B.dim() < 2 or B.shape[-2] != LD.shape[-1]:
+        raise RuntimeError(f"{op}: B of shape {list(B.shape)} does not have the {LD.shape[-1]} rows of LD")
+    if pivots.dtype != G.int32 or pivots.dim() < 1 or pivots.shape[-1] != LD.shape[-1]:
+        raise RuntimeError(f"{op}: pivots must be int32 of shape (*, {LD.shape[-1]}), got {pivots.dtype} "
+                           f"{list(pivots.shape)}")
+    if LD.dtype != B.dtype:
+        raise RuntimeError(f"{op}: LD ({LD.dtype}) and B ({B.dtype}) must have one dtype")
+    x = linalg_ldl.ldl_solve(ld, pivots.numpy(force=True), B.detach().numpy(force=True))
+    result = G.tensor(x, dtype=B.dtype, device=B.device)
+    return result if out is None else opcall.store_out("linalg.ldl_solve", result, out)

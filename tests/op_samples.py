@@ -325,6 +325,36 @@ ROWS: dict[str, Row] = {
     "new_empty_strided": Row(values={"size": [2, 3], "stride": [1, 2]}, deterministic=False),
     "unsafe_split_with_sizes": Row(values={"split_sizes": [1, 2]}),
     "resize_": Row(values={"size": [2, 3]}, reads_storage=True),  # keeps the storage's elements
+    # aten-level ops of the OpInfo database (runtime/kernels/aten_composites.py)
+    "_softmax_backward_data": Row(dtypes=FLOAT, values={"dim": 1, "input_dtype": DTYPE}),
+    "_safe_softmax": Row(dtypes=FLOAT, values={"dim": 1}),
+    **{name: Row(dtypes=FLOAT, shapes={"input": (2, 3, 4), "weight": (3,), "bias": (3,), "running_mean": (3,),
+                                       "running_var": (3,)},
+                 domain=(0.5, 2.0), values={"training": True, "momentum": 0.1, "eps": 1e-5})
+       for name in ("native_batch_norm", "_native_batch_norm_legit")},
+    "_batch_norm_with_update": Row(dtypes=FLOAT, shapes={"input": (2, 3, 4), "weight": (3,), "bias": (3,),
+                                                         "running_mean": (3,), "running_var": (3,)},
+                                   domain=(0.5, 2.0), values={"momentum": 0.1, "eps": 1e-5}, outputs=(0, 1, 2)),
+    "native_group_norm": Row(dtypes=FLOAT, shapes={"input": (2, 4, 3), "weight": (4,), "bias": (4,)},
+                             values={"N": 2, "C": 4, "HxW": 3, "group": 2, "eps": 1e-5}),
+    "constant_pad_nd": Row(values={"pad": [1, -1, 2, 0], "value": 1}),
+    "native_dropout_backward": Row(dtypes=FLOAT, values={"scale": 2.0}),
+    "grid_sampler_2d": Row(dtypes=FLOAT, shapes={"input": (1, 2, 4, 5), "grid": (1, 3, 3, 2)},
+                           values={"interpolation_mode": 0, "padding_mode": 1, "align_corners": False}),
+    "grid_sampler_3d": Row(dtypes=FLOAT, shapes={"input": (1, 2, 3, 4, 5), "grid": (1, 2, 2, 2, 3)},
+                           values={"interpolation_mode": 0, "padding_mode": 0, "align_corners": True}),
+    "_unsafe_masked_index": Row(shapes={"self": (4,)}, values={"fill": 1},
+                                tensors={"mask": lambda rng, dt: rng.random((3, 4)) > 0.5,
+                                         "indices": lambda rng, dt: [rng.integers(-4, 4, (3, 4))]}),
+    "_unsafe_masked_index_put_accumulate": Row(
+        dtypes=FLOAT, shapes={"self": (4,), "values": (3, 4)},
+        tensors={"mask": lambda rng, dt: rng.random((3, 4)) > 0.5,
+                 "indices": lambda rng, dt: [rng.integers(-4, 4, (3, 4))]}),
+    "_chunk_cat": Row(shapes={"tensors": (3, 4)}, values={"dim": 1, "num_chunks": 3}),
+    "_upsample_bilinear2d_aa": Row(dtypes=FLOAT, shapes={"self": (1, 2, 6, 8)},
+                                   values={"output_size": [3, 5], "align_corners": False}),
+    "_upsample_bilinear2d_aa.vec": Row(dtypes=FLOAT, shapes={"input": (1, 2, 6, 8)},
+                                       values={"output_size": [3, 5], "align_corners": False}),
 }
 ROWS.update({  # issue 21: torch's legacy linalg names and numeric ops
     "cholesky": Row(dtypes=FLOAT, tensors={"self": _spd}),

@@ -132,8 +132,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     """Resize the spatial dims (all but the first two) of a 3-D, 4-D or 5-D input."""
     if mode not in _MODES:
         raise NotImplementedError(f"interpolate: unknown mode {mode!r} (one of {', '.join(_MODES)})")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported by opgen")
+    if antialias and (mode != "bilinear" or input.dim() != 4):
+        raise NotImplementedError("interpolate: antialias=True is supported for mode='bilinear' on 4-D inputs "
+                                  "(PyTorch also has bicubic)")
     if mode in ("nearest", "nearest-exact", "area"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear "
@@ -148,6 +149,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     sizes, scales = _output_sizes(input, nd, size, scale_factor, recompute_scale_factor)
     if any(s <= 0 for s in sizes):
         raise RuntimeError(f"interpolate: the output size {sizes} must be greater than 0")
+    if antialias:  # aten's antialiased bilinear op (runtime/kernels/aten_composites.py)
+        return _G()._upsample_bilinear2d_aa(input, sizes, bool(align_corners), scales[0], scales[1])
     if mode == "area":
         pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1]
         return pool(input, sizes)
