@@ -199,7 +199,10 @@ class CompiledFunction:
                 return False
             a, b = g.numpy(force=True), w.numpy(force=True)
             if a.dtype.kind == "f":
-                if not np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True):
+                # rounding of sums taken in another order (gradients of matmuls) scales with the values' size
+                finite = np.abs(b[np.isfinite(b)])
+                scale = float(finite.max()) if finite.size else 0.0
+                if not np.allclose(a, b, rtol=1e-4, atol=1e-5 * (1.0 + scale), equal_nan=True):
                     return False
             elif not np.array_equal(a, b):
                 return False

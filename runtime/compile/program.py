@@ -44,6 +44,7 @@ class Program:
         self._calls: dict[int, Any] = {}
         if self.fused:
             self._build()
+        self._plans = {id(s): _plan(s) for s in self.steps if isinstance(s, Node)}
 
     def _build(self) -> None:
         later = self._used_after()
@@ -80,7 +81,7 @@ class Program:
             if isinstance(step, FusedGroup):
                 self._run_group(step, env)
             else:
-                _run_node(step, env)
+                self._plans[id(step)](env)
         return _materialize(self.graph.output, env)
 
     def _run_group(self, group: FusedGroup, env: dict[int, Any]) -> None:
@@ -119,6 +120,43 @@ def _run_node(node: Node, env: dict[int, Any]) -> None:
     outs = [result] if node.result_kind == "tensor" else list(result)
     for v, t in zip(node.outputs, outs, strict=True):
         env[v.id] = t
+
+
+def _plan(node: Node) -> Any:
+    """A function running `node` on an environment: its arguments with the values' slots filled in (the
+    boxed op's call without walking the argument structure; arguments holding lists of values take the
+    general path)."""
+    if any(isinstance(a, list | tuple | dict) and any(isinstance(b, Value) for b in _flatten(a)) for a in node.args):
+        return lambda env: _run_node(node, env)
+    template = list(node.args)
+    slots = [(i, a) for i, a in enumerate(template) if isinstance(a, Value)]
+    free = [(i, a.external) for i, a in slots if a.external is not None]
+    bound = [(i, a.id) for i, a in slots if a.external is None]
+    for i, t in free:
+        template[i] = t
+    call = node.op.call
+    outs = [v.id for v in node.outputs]
+    single = node.result_kind == "tensor"
+
+    def run(env: dict[int, Any]) -> None:
+        args = template.copy()
+        for i, vid in bound:
+            args[i] = env[vid]
+        result = call(*args)
+        if single:
+            env[outs[0]] = result
+        else:
+            for vid, t in zip(outs, result, strict=True):
+                env[vid] = t
+    return run
+
+
+def _flatten(x: Any) -> list[Any]:
+    if isinstance(x, list | tuple):
+        return [b for a in x for b in _flatten(a)]
+    if isinstance(x, dict):
+        return [b for a in x.values() for b in _flatten(a)]
+    return [x]
 
 
 def _materialize(x: Any, env: dict[int, Any]) -> Any:
