@@ -25,7 +25,7 @@ def fusion_specs() -> dict[str, Any]:
     """generated/_fusion_specs.py's table, imported from the package that installed the op API (runtime
     code never names generated/: the package is the one `runtime.opcall` was given)."""
     package = opcall.api.__name__
-    return importlib.import_module(f"{package}._fusion_specs").SPECS  # type: ignore[no-any-return]
+    return importlib.import_module(f"{package}._fusion_specs").SPECS
 
 
 class Program:
