@@ -55,7 +55,8 @@ class Program:
         for group in self.fused:
             fn = getattr(self.library, group.entry)
             fn.restype = None
-            fn.argtypes = [ctypes.c_void_p] * (len(group.inputs) + len(group.outputs))
+            fn.argtypes = [ctypes.c_void_p] * (len(group.inputs) + len(group.outputs)
+                                               + (group.reduction is not None))
             self._calls[id(group)] = fn
 
     def _used_after(self) -> dict[int, set[int]]:
@@ -64,6 +65,8 @@ class Program:
         needed = {v.id for v in self.graph.output_values()}
         for step in reversed(self.steps):
             if isinstance(step, FusedGroup):
+                if step.reduction is not None:  # the group makes its reduction's input itself
+                    needed.discard(step.reduction.outputs[0].id)
                 out[id(step)] = {v.id for n in step.nodes for v in n.outputs} & needed
                 inside = {v.id for n in step.nodes for v in n.outputs}
                 needed |= {v.id for n in step.nodes for v in n.inputs() if v.id not in inside}
@@ -90,13 +93,20 @@ class Program:
                    and t._data.dtype == t.dtype.np for t, v in zip(ins, group.inputs, strict=True)):
             for node in group.nodes:  # another layout than at capture: the eager kernels
                 _run_node(node, env)
+            if group.reduction is not None:
+                _run_node(group.reduction, env)
             return
         outs = [np.empty(group.shape, dtype=group.dtype.np) for _ in group.outputs]
+        if group.reduction is not None:
+            reduced = group.reduction.outputs[0]
+            outs.append(np.empty(reduced.shape, dtype=group.dtype.np))
         pointers = [t._data.__array_interface__["data"][0] for t in ins] + \
             [a.__array_interface__["data"][0] for a in outs]
         self._calls[id(group)](*pointers)
-        for v, a in zip(group.outputs, outs, strict=True):
+        for v, a in zip(group.outputs, outs, strict=False):
             env[v.id] = Tensor._wrap(a, group.dtype)
+        if group.reduction is not None:
+            env[reduced.id] = Tensor._wrap(outs[-1], group.dtype)
 
 
 def _get(v: Value, env: dict[int, Any]) -> Any:
