@@ -178,3 +178,34 @@ def test_random_pointwise_graphs_have_eager_gradients(ops: list[tuple[str, float
     b = G.randn(cols if broadcast else rows * cols, dtype=dtype)
     b = (b if broadcast else b.reshape(rows, cols)).requires_grad_(True)
     agree(f, (x, b), [], tol=1e-4 if dtype == G.float32 else 1e-9)
+
+
+def test_outputs_that_do_not_require_grad_compile_without_a_backward() -> None:
+    w = G.randn(3, requires_grad=True)
+    c = G.compile(lambda x: ((x * w).detach() * 2).exp())
+    x = G.randn(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = c(x)
+        out = c(x)
+    assert not out.requires_grad
+    np.testing.assert_allclose(out.numpy(), np.exp(x.numpy() * w.detach().numpy() * 2), rtol=1e-6)
+    (program,) = c.programs
+    assert isinstance(program, TrainingProgram) and not program.backward.graph.nodes
+
+
+def test_a_backward_that_autograd_refuses_runs_eagerly_with_the_reason() -> None:
+    w = G.randn(3, requires_grad=True)
+
+    def f(x: G.Tensor) -> G.Tensor:
+        y = x * w
+        z = y * y  # saves y
+        y.add_(1)  # and modifies it: autograd refuses the backward
+        return z
+
+    c = G.compile(f)
+    x = G.randn(3)
+    with pytest.warns(RuntimeWarning, match="backward could not be captured"):
+        out = c(x)
+    np.testing.assert_allclose(out.detach().numpy(), (x * w).detach().numpy() ** 2, rtol=1e-6)
+    assert not c.programs

@@ -301,8 +301,12 @@ def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
                 grad_values = [trace.add_input(g) for g in grad_outputs]
                 # create_graph: the formulas take their paths made of operators (a formula may compute on the
                 # arrays when its result needs no history, which no graph could see)
-                grads = list(autograd_grad([flat[i] for i in diff], targets, grad_outputs, retain_graph=True,
-                                           create_graph=True, allow_unused=True))
+                try:
+                    grads = list(autograd_grad([flat[i] for i in diff], targets, grad_outputs, retain_graph=True,
+                                               create_graph=True, allow_unused=True)) if diff else \
+                        [None] * len(targets)
+                except RuntimeError as e:
+                    raise GraphBreak(f"the backward could not be captured: {e}") from e
                 grads = [None if g is None else g.detach() for g in grads]
                 grad_syms = [None if g is None else trace.symbolic(g) for g in grads]
         finally:
