@@ -45,16 +45,30 @@ class _Trace:
         self.keep: list[Any] = []  # the tensors whose ids key `values` stay alive while tracing
         self.results: dict[int, Any] = {}  # node id -> its tensor, for nodes that read no input (folding)
         self._constant: set[int] = set()  # ids of values computed from no input of the function
+        self.by_data: dict[int, Value] = {}  # id of a tensor's array -> its value (detached copies alias it)
+        self.training = False  # decompose CompositeImplicitAutograd ops (Note [Capturing the backward])
 
     def value_of(self, t: Tensor) -> Value:
         v = self.values.get(id(t))
+        if v is None:
+            v = self._alias(t)
         if v is None:  # a tensor the function did not make: a free value
             v = self.graph.new_value(tuple(t.shape), tuple(t.stride()), t.dtype, t.device, external=t)
             self._remember(t, v)
         return v
 
+    def _alias(self, t: Tensor) -> Value | None:
+        """The value of a tensor on the same array as a known one (`detach()`, which autograd's saved outputs
+        are): same array, shape and dtype, so the same value."""
+        v = self.by_data.get(id(t._data))
+        if v is not None and v.shape == tuple(t.shape) and v.dtype is t.dtype:
+            self._remember(t, v)
+            return v
+        return None
+
     def _remember(self, t: Tensor, v: Value) -> None:
         self.values[id(t)] = v
+        self.by_data.setdefault(id(t._data), v)
         self.keep.append(t)
 
     def add_input(self, t: Tensor) -> Value:
@@ -142,6 +156,10 @@ def _recording_factories(package: Any) -> Iterator[None]:
 
 def _tracer_fallback(op: Any, args: list[Any]) -> Any:
     trace = _state.trace
+    if trace is not None and trace.training:
+        kernel, how = op.resolve(DispatchKey.Autograd)
+        if how == "CompositeImplicitAutograd" and kernel is not None:
+            return kernel(*args)  # its parts are recorded, and autograd saves their values
     with exclude_keys("Tracer"):
         result = op.redispatch_below(DispatchKey.Tracer, *args)
     if trace is not None:
@@ -228,3 +246,89 @@ def _holds_only_tensors(x: Any) -> bool:
 def _unsupported(result: Any) -> Any:
     raise GraphBreak(f"the function returns {type(result).__name__}: a compiled graph returns tensors, or lists and "
                      "tuples of them")
+
+
+class Joint:
+    """What `capture_joint` returns: the forward and backward graphs of one function (Note [Capturing the
+    backward]) and what joins them."""
+
+    def __init__(self, forward: Graph, backward: Graph, result: Any, results: dict[int, Any], diff_outputs: list[int],
+                 targets: list[Value], grad_outputs: list[Tensor], grads: list[Any]) -> None:
+        self.forward, self.backward = forward, backward
+        self.result, self.results = result, results
+        self.diff_outputs = diff_outputs  # positions, among the flat tensor outputs, of those that require grad
+        self.targets = targets  # the inputs and free values that require grad, in the backward's output order
+        self.grad_outputs = grad_outputs  # the gradients of the outputs the backward was captured with
+        self.grads = grads  # the eager gradients of the targets (None: unused)
+
+
+def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Joint:
+    """Run `fn` once recording its operator calls, then run autograd's backward from its outputs that require
+    grad, recording the operators the derivative formulas call (Note [Capturing the backward])."""
+    from runtime import opcall
+    from runtime.autograd.function import grad as autograd_grad
+    from runtime.autograd.grad_mode import no_grad
+
+    trace = _Trace()
+    trace.training = True
+    for a in _tensors((args, kwargs)):
+        if id(a) not in trace.values:
+            trace.add_input(a)
+    n_inputs = len(trace.graph.inputs)
+    with _capture_lock, _tracer_installed(), _breaking_on_data_access(), _recording_factories(opcall.api):
+        _state.trace = trace
+        try:
+            with include_keys("Tracer"):
+                result = fn(*args, **kwargs)
+                if not _holds_only_tensors(result):
+                    _unsupported(result)
+                output = trace.symbolic(result)
+                flat = list(_tensors(result))
+                diff = [i for i, t in enumerate(flat) if t.requires_grad]
+                targets = [t for t in _tensors((args, kwargs)) if t.requires_grad]
+                seen = {id(t) for t in targets}
+                for v in trace.graph.externals():
+                    t = v.external
+                    if t.requires_grad and id(t) not in seen:
+                        seen.add(id(t))
+                        targets.append(t)
+                boundary = len(trace.graph.nodes)
+                free_before = {v.id for v in trace.graph.externals()}
+                _state.trace = None
+                with exclude_keys("Tracer"), no_grad():
+                    grad_outputs = [opcall.api.ones_like(flat[i]) for i in diff]
+                _state.trace = trace
+                grad_values = [trace.add_input(g) for g in grad_outputs]
+                # create_graph: the formulas take their paths made of operators (a formula may compute on the
+                # arrays when its result needs no history, which no graph could see)
+                try:
+                    grads = list(autograd_grad([flat[i] for i in diff], targets, grad_outputs, retain_graph=True,
+                                               create_graph=True, allow_unused=True)) if diff else \
+                        [None] * len(targets)
+                except RuntimeError as e:
+                    raise GraphBreak(f"the backward could not be captured: {e}") from e
+                grads = [None if g is None else g.detach() for g in grads]
+                grad_syms = [None if g is None else trace.symbolic(g) for g in grads]
+        finally:
+            _state.trace = None
+    graph = trace.graph
+    forward_nodes, backward_nodes = graph.nodes[:boundary], graph.nodes[boundary:]
+    new_free = [(n.name, v) for n in backward_nodes for v in n.inputs()
+                if v.external is not None and v.id not in free_before and not v.external._wrapped]
+    new_free += [("a gradient", v) for v in grad_syms if v is not None and v.external is not None
+                 and v.id not in free_before]
+    if new_free:
+        where, v = new_free[0]
+        raise GraphBreak(f"the backward ({where}) read a {v.describe()} tensor that no recorded operator made (a "
+                         "derivative formula outside the dispatcher?)")
+    made_in_forward = {v.id for v in graph.inputs[:n_inputs]} | {v.id for n in forward_nodes for v in n.outputs}
+    saved: dict[int, Value] = {}
+    for v in [w for n in backward_nodes for w in n.inputs()] + [v for v in grad_syms if v is not None]:
+        if v.id in made_in_forward:
+            saved.setdefault(v.id, v)
+    forward = Graph(inputs=graph.inputs[:n_inputs], nodes=forward_nodes, output=(output, list(saved.values())),
+                    _ids=graph._ids)
+    backward = Graph(inputs=list(saved.values()) + grad_values, nodes=backward_nodes, output=grad_syms,
+                     _ids=graph._ids)
+    return Joint(forward, backward, result, trace.results, diff, [trace.value_of(t) for t in targets],
+                 grad_outputs, grads)

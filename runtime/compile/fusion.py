@@ -10,6 +10,11 @@ each input is read at its own (compile-time constant) offset for the element, th
 evaluated in order into locals of the dtype (rounded at every step, as eager execution rounds, and with
 contraction into fused multiply-adds off), and only the values used after the group are stored. Scalars
 are cast to the dtype, as the eager kernels treat a Python number.
+A sum or mean (of all elements, or over the last dim) right after a group, of a value the group makes, with
+no dtype argument, joins the group as its epilogue (a pointwise node alone followed by one makes a group
+too): the loop runs over rows of the reduced dim, accumulates the value in double and stores one result
+per row, so the summed expression never goes to memory unless a later step reads it. The sum's order is the
+loop's, not NumPy's pairwise one (both round within the dtype's tolerance).
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ class FusedGroup:
     outputs: list[Value] = field(default_factory=list)
     entry: str = ""
     source: str = ""
+    reduction: Node | None = None  # a sum or mean epilogue (Note [Fused pointwise kernels])
+    inner: int = 0  # the elements each result of the reduction sums
 
 
 def _broadcasts(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
@@ -73,17 +80,49 @@ def _arg_names(node: Node) -> list[str] | None:
     return names if len(names) >= len(node.args) else None
 
 
+REDUCTIONS = ("sum", "sum.dim_IntList", "mean", "mean.dim")
+
+
+def reduction_inner(node: Node, run: list[Node]) -> int:
+    """How many elements each result of `node` sums when it can close `run` as its epilogue; 0 if it cannot."""
+    if node.name not in REDUCTIONS or not run or len(node.outputs) != 1 or not node.args:
+        return 0
+    source, shape = node.args[0], run[0].outputs[0].shape
+    if not isinstance(source, Value) or all(source.id != n.outputs[0].id for n in run):
+        return 0
+    out = node.outputs[0]
+    if out.dtype is not source.dtype or node.args[-1] is not None:  # a dtype= argument: another dtype
+        return 0
+    numel = 1
+    for s in shape:
+        numel *= s
+    if numel == 0:
+        return 0
+    if node.name in ("sum", "mean"):
+        return numel
+    dims = node.args[1]
+    dims = [dims] if isinstance(dims, int) else list(dims) if isinstance(dims, list | tuple) else None
+    if not shape or dims is None or len(dims) != 1 or not isinstance(dims[0], int) \
+            or dims[0] % len(shape) != len(shape) - 1:
+        return 0
+    return shape[-1]
+
+
 def groups(nodes: list[Node], specs: dict[str, Any]) -> list[Node | FusedGroup]:
-    """The nodes with each run of fusible ones replaced by a FusedGroup (runs of one node stay nodes)."""
+    """The nodes with each run of fusible ones replaced by a FusedGroup (runs of one node stay nodes), a
+    reduction right after a run joining it (Note [Fused pointwise kernels])."""
     out: list[Node | FusedGroup] = []
     run: list[Node] = []
 
-    def close() -> None:
-        if len(run) >= 2:
-            out.append(FusedGroup(list(run), run[0].outputs[0].shape, run[0].outputs[0].dtype))
+    def close(after: Node | None = None) -> bool:
+        inner = reduction_inner(after, run) if after is not None else 0
+        if len(run) >= 2 or (run and inner):
+            out.append(FusedGroup(list(run), run[0].outputs[0].shape, run[0].outputs[0].dtype,
+                                  reduction=after if inner else None, inner=inner))
         else:
             out.extend(run)
         run.clear()
+        return bool(inner)
 
     for node in nodes:
         if fusible(node, specs):
@@ -91,8 +130,7 @@ def groups(nodes: list[Node], specs: dict[str, Any]) -> list[Node | FusedGroup]:
             if run and (o.shape != run[0].outputs[0].shape or o.dtype is not run[0].outputs[0].dtype):
                 close()
             run.append(node)
-        else:
-            close()
+        elif not close(node):
             out.append(node)
     close()
     return out
@@ -152,6 +190,9 @@ def render(group: FusedGroup, entry: str, specs: dict[str, Any], used_later: set
         numel *= s
     params = [f"const {ctype}* __restrict in{k}" for k in range(len(inputs))]
     params += [f"{ctype}* __restrict out{k}" for k in range(len(outputs))]
+    red = group.reduction
+    if red is not None:
+        params.append(f"{ctype}* __restrict reduced")
     body = []
     local = {}
     for k, v in enumerate(inputs):
@@ -179,7 +220,20 @@ def render(group: FusedGroup, entry: str, specs: dict[str, Any], used_later: set
         body.append(f"    out{k}[i] = {local[v.id]};")
     group.inputs, group.outputs, group.entry = inputs, outputs, entry
     ops = ", ".join(n.name for n in group.nodes)
-    group.source = (f"// {ops}\n"
+    if red is None:
+        group.source = (f"// {ops}\n"
+                        f'extern "C" void {entry}({", ".join(params)}) {{\n'
+                        f"  for (long long i = 0; i < {numel}LL; ++i) {{\n"
+                        + "\n".join("  " + line for line in body) + "\n  }\n}\n")
+        return
+    inner = group.inner
+    rows = numel // inner
+    total = f"acc / static_cast<double>({inner}LL)" if red.name.startswith("mean") else "acc"
+    body.append(f"    acc += static_cast<double>({local[red.args[0].id]});")
+    group.source = (f"// {ops}, then {red.name}\n"
                     f'extern "C" void {entry}({", ".join(params)}) {{\n'
-                    f"  for (long long i = 0; i < {numel}LL; ++i) {{\n"
-                    + "\n".join("  " + line for line in body) + "\n  }\n}\n")
+                    f"  for (long long r = 0; r < {rows}LL; ++r) {{\n"
+                    f"   double acc = 0.0;\n"
+                    f"   for (long long i = r * {inner}LL; i < (r + 1) * {inner}LL; ++i) {{\n"
+                    + "\n".join("   " + line for line in body) + "\n   }\n"
+                    f"   reduced[r] = static_cast<{ctype}>({total});\n  }}\n}}\n")

@@ -25,7 +25,7 @@ def fusion_specs() -> dict[str, Any]:
     """generated/_fusion_specs.py's table, imported from the package that installed the op API (runtime
     code never names generated/: the package is the one `runtime.opcall` was given)."""
     package = opcall.api.__name__
-    return importlib.import_module(f"{package}._fusion_specs").SPECS  # type: ignore[no-any-return]
+    return importlib.import_module(f"{package}._fusion_specs").SPECS
 
 
 class Program:
@@ -44,6 +44,7 @@ class Program:
         self._calls: dict[int, Any] = {}
         if self.fused:
             self._build()
+        self._plans = {id(s): _plan(s) for s in self.steps if isinstance(s, Node)}
 
     def _build(self) -> None:
         later = self._used_after()
@@ -54,7 +55,8 @@ class Program:
         for group in self.fused:
             fn = getattr(self.library, group.entry)
             fn.restype = None
-            fn.argtypes = [ctypes.c_void_p] * (len(group.inputs) + len(group.outputs))
+            fn.argtypes = [ctypes.c_void_p] * (len(group.inputs) + len(group.outputs)
+                                               + (group.reduction is not None))
             self._calls[id(group)] = fn
 
     def _used_after(self) -> dict[int, set[int]]:
@@ -63,6 +65,8 @@ class Program:
         needed = {v.id for v in self.graph.output_values()}
         for step in reversed(self.steps):
             if isinstance(step, FusedGroup):
+                if step.reduction is not None:  # the group makes its reduction's input itself
+                    needed.discard(step.reduction.outputs[0].id)
                 out[id(step)] = {v.id for n in step.nodes for v in n.outputs} & needed
                 inside = {v.id for n in step.nodes for v in n.outputs}
                 needed |= {v.id for n in step.nodes for v in n.inputs() if v.id not in inside}
@@ -80,7 +84,7 @@ class Program:
             if isinstance(step, FusedGroup):
                 self._run_group(step, env)
             else:
-                _run_node(step, env)
+                self._plans[id(step)](env)
         return _materialize(self.graph.output, env)
 
     def _run_group(self, group: FusedGroup, env: dict[int, Any]) -> None:
@@ -89,13 +93,20 @@ class Program:
                    and t._data.dtype == t.dtype.np for t, v in zip(ins, group.inputs, strict=True)):
             for node in group.nodes:  # another layout than at capture: the eager kernels
                 _run_node(node, env)
+            if group.reduction is not None:
+                _run_node(group.reduction, env)
             return
         outs = [np.empty(group.shape, dtype=group.dtype.np) for _ in group.outputs]
+        if group.reduction is not None:
+            reduced = group.reduction.outputs[0]
+            outs.append(np.empty(reduced.shape, dtype=group.dtype.np))
         pointers = [t._data.__array_interface__["data"][0] for t in ins] + \
             [a.__array_interface__["data"][0] for a in outs]
         self._calls[id(group)](*pointers)
-        for v, a in zip(group.outputs, outs, strict=True):
+        for v, a in zip(group.outputs, outs, strict=False):
             env[v.id] = Tensor._wrap(a, group.dtype)
+        if group.reduction is not None:
+            env[reduced.id] = Tensor._wrap(outs[-1], group.dtype)
 
 
 def _get(v: Value, env: dict[int, Any]) -> Any:
@@ -119,6 +130,43 @@ def _run_node(node: Node, env: dict[int, Any]) -> None:
     outs = [result] if node.result_kind == "tensor" else list(result)
     for v, t in zip(node.outputs, outs, strict=True):
         env[v.id] = t
+
+
+def _plan(node: Node) -> Any:
+    """A function running `node` on an environment: its arguments with the values' slots filled in (the
+    boxed op's call without walking the argument structure; arguments holding lists of values take the
+    general path)."""
+    if any(isinstance(a, list | tuple | dict) and any(isinstance(b, Value) for b in _flatten(a)) for a in node.args):
+        return lambda env: _run_node(node, env)
+    template = list(node.args)
+    slots = [(i, a) for i, a in enumerate(template) if isinstance(a, Value)]
+    free = [(i, a.external) for i, a in slots if a.external is not None]
+    bound = [(i, a.id) for i, a in slots if a.external is None]
+    for i, t in free:
+        template[i] = t
+    call = node.op.call
+    outs = [v.id for v in node.outputs]
+    single = node.result_kind == "tensor"
+
+    def run(env: dict[int, Any]) -> None:
+        args = template.copy()
+        for i, vid in bound:
+            args[i] = env[vid]
+        result = call(*args)
+        if single:
+            env[outs[0]] = result
+        else:
+            for vid, t in zip(outs, result, strict=True):
+                env[vid] = t
+    return run
+
+
+def _flatten(x: Any) -> list[Any]:
+    if isinstance(x, list | tuple):
+        return [b for a in x for b in _flatten(a)]
+    if isinstance(x, dict):
+        return [b for a in x.values() for b in _flatten(a)]
+    return [x]
 
 
 def _materialize(x: Any, env: dict[int, Any]) -> Any:

@@ -4,6 +4,7 @@ compiled result is compared with the same function run eagerly."""
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -127,13 +128,12 @@ def test_data_dependent_python_ends_capture_once() -> None:
         G.compile(f, fullgraph=True)(G.ones(3))
 
 
-def test_inputs_that_require_grad_run_eagerly() -> None:
+def test_inputs_that_require_grad_compile_forward_and_backward() -> None:
     x = G.randn(4, requires_grad=True)
     c = G.compile(gelu_residual)
-    with pytest.warns(RuntimeWarning, match="requires grad"):
-        y = c(x)
+    y = c(x)
     y.sum().backward()
-    assert x.grad is not None and not c.programs
+    assert x.grad is not None and len(c.programs) == 1  # tests/compile/test_compile_training.py checks the values
 
 
 def test_without_a_compiler_the_graph_runs_unfused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -202,3 +202,31 @@ def test_random_pointwise_graphs_agree_with_eager(ops: list[tuple[str, float]], 
     with G.no_grad():
         close(c(x, b), f(x, b), 1e-4)
     assert len(c.programs) == 1  # compiled, not run eagerly
+
+
+@settings(max_examples=20, deadline=None)
+@given(reduction=st.sampled_from(["sum", "mean", "sum_last", "mean_last", "sum_last_keepdim", "sum_first"]),
+       rows=st.integers(1, 5), cols=st.integers(1, 9), transposed=st.booleans(),
+       dtype=st.sampled_from([G.float32, G.float64]), also_return_the_expression=st.booleans())
+def test_sums_and_means_of_an_expression_fuse_as_epilogues(reduction: str, rows: int, cols: int, transposed: bool,
+                                                           dtype: G.dtype, also_return_the_expression: bool) -> None:
+    def f(x: G.Tensor, b: G.Tensor) -> Any:
+        e = G.exp(x * 0.5 + b) - x
+        r = {"sum": lambda: e.sum(), "mean": lambda: e.mean(), "sum_last": lambda: e.sum(-1),
+             "mean_last": lambda: e.mean(dim=1), "sum_last_keepdim": lambda: e.sum(1, keepdim=True),
+             "sum_first": lambda: e.sum(0)}[reduction]()
+        return (r, e) if also_return_the_expression else r
+
+    x = G.randn(cols, rows, dtype=dtype).t() if transposed else G.randn(rows, cols, dtype=dtype)
+    b = G.randn(cols, dtype=dtype)
+    c = G.compile(f)
+    with G.no_grad():
+        got, want = c(x, b), f(x, b)
+    for g, w in zip(got if also_return_the_expression else [got], want if also_return_the_expression else [want],
+                    strict=True):
+        close(g, w, 1e-5 if dtype == G.float32 else 1e-12)
+    (program,) = c.programs
+    (group,) = program.fused
+    assert (group.reduction is None) == (reduction == "sum_first")  # only the last dim or all of them
+    if group.reduction is not None:
+        assert "acc +=" in program.kernel_source() and len(group.outputs) == also_return_the_expression
