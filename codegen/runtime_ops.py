@@ -38,6 +38,7 @@ RUNTIME_OPS: frozenset[str] = frozenset({
     "cross_entropy_loss", "diag_embed", "lerp", "linear",
     "cholesky", "linalg_qr", "put", "qr",  # legacy linalg names and numeric ops
     "slogdet",  # distributions.Wishart
+    "new_zeros",  # runtime/compile/training.py
     "argmin", "i0", "logaddexp",  # runtime/masked.py, runtime/signal/windows.py
 })  # fmt: skip
 

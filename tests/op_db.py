@@ -156,7 +156,7 @@ OPS: list[OpSpec] = [
     unary("reciprocal", lambda x: 1 / _f(x), nonzero=(0,)),
     unary("sqrt", lambda x: np.sqrt(_f(x)), domain=POS),
     unary("rsqrt", lambda x: 1 / np.sqrt(_f(x)), domain=POS),
-    unary("square", np.square, NUMERIC),
+    unary("square", lambda a: np.square(a.astype(np.int64) if a.dtype == np.bool_ else a)),  # bool -> int64
     # exp / log
     unary("exp", lambda x: np.exp(_f(x))),
     unary("exp2", lambda x: np.exp2(_f(x))),
