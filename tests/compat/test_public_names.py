@@ -25,7 +25,7 @@ NAMESPACES = ["torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.util
 # opgen's count per namespace, raised as names land: a change that drops a name fails
 FLOORS = {"torch.nn": 178, "torch.nn.functional": 141, "torch.nn.init": 26, "torch.nn.utils": 22, "torch.optim": 18,
           "torch.optim.lr_scheduler": 16, "torch.autograd": 16, "torch.utils.data": 30, "torch.distributions": 67,
-          "torch.backends": 14, "torch.amp": 5, "Tensor": 551}
+          "torch.backends": 14, "torch.amp": 5, "Tensor": 580}
 NOT_API_MODULES = {"typing", "typing_extensions", "builtins", "collections.abc", "warnings", "types", "functools"}
 
 

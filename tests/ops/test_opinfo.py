@@ -20,7 +20,7 @@ _ENTRIES = C.eligible(C.load_op_db())
 _PRESENT = [o for o in _ENTRIES if C.resolve(o) is not None]
 
 # The entries this branch has (tests.opinfo_coverage counts them): a change that loses entries fails.
-FLOOR_EXIST = 470
+FLOOR_EXIST = 650
 
 
 def _verdict(result: C.Result) -> None:
