@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from runtime import dtypes, opcall
+from runtime import opcall
 from runtime.tensor import install_methods
 
 # in-place method -> the functional op it writes back
@@ -35,15 +35,7 @@ RESIZED = frozenset({"addbmm_"})
 def _inplace(op: str, name: str) -> Callable[..., Any]:
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         result = getattr(opcall.api, op)(opcall.inplace_source(self), *args, **kwargs)
-        if not dtypes.can_cast(result.dtype, self.dtype):
-            raise RuntimeError(f"result type {result.dtype.name} can't be cast to the desired output type "
-                               f"{self.dtype.name}")
-        if tuple(result.shape) != tuple(self.shape) and name in RESIZED and not self.requires_grad:
-            opcall.resize_to(self, tuple(result.shape))
-        elif tuple(result.shape) != tuple(self.shape):
-            raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the broadcast shape "
-                               f"{list(result.shape)}")
-        return self.copy_(result)
+        return opcall.write_back(name, self, result, resize=name in RESIZED)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = (f"Tensor.{name}(*args, **kwargs) -> Tensor: {op}(self, *args, **kwargs) written back into this "
                       f"tensor (its dtype must hold the result's); returns self.")

@@ -118,17 +118,24 @@ def inplace_source(t: Any) -> Any:
 def call_into_self(name: str, kwargs: dict[str, Any]) -> Any:
     """The in-place form of an overload declared without one (`t.div_(o, rounding_mode='floor')`: Note
     [In-place forms of overloads declared without one] in codegen/api_python.py): the functional binding
-    `ops.<name>` computes the result, which is written back into `self` (`kwargs['input']`) with `copy_`, so
-    autograd records the op's nodes and a CopyBackwards. A result `self` cannot hold (another shape, a
-    dtype it can't be cast to) is refused before anything is written."""
+    `ops.<name>` computes the result, which `write_back` puts into `self` (`kwargs['input']`)."""
     self = kwargs["input"]
-    result = getattr(ops, name)(**{**kwargs, "input": inplace_source(self)})
+    return write_back(f"{name}_", self, getattr(ops, name)(**{**kwargs, "input": inplace_source(self)}))
+
+
+def write_back(name: str, self: Any, result: Any, *, resize: bool = False) -> Any:
+    """`result` written into `self` with `copy_` (autograd records a CopyBackwards), for the in-place form
+    `name` of a functional op. A result `self` cannot hold (a dtype it can't be cast to; another shape, unless
+    `resize`: PyTorch writes some in-place forms through their out= form) is refused before anything is
+    written."""
     if not api.can_cast(result.dtype, self.dtype):
-        raise RuntimeError(f"{name}_(): result type {result.dtype.name} can't be cast to the desired output type "
+        raise RuntimeError(f"{name}(): result type {result.dtype.name} can't be cast to the desired output type "
                            f"{self.dtype.name}")
     if tuple(result.shape) != tuple(self.shape):
-        raise RuntimeError(f"{name}_(): output with shape {list(self.shape)} doesn't match the broadcast shape "
-                           f"{list(result.shape)}")
+        if not resize or self.requires_grad:
+            raise RuntimeError(f"{name}(): output with shape {list(self.shape)} doesn't match the broadcast shape "
+                               f"{list(result.shape)}")
+        resize_to(self, tuple(result.shape))
     return self.copy_(result)
 
 
