@@ -9,11 +9,13 @@ The first call for each input signature (shapes, strides, dtypes, devices, requi
 arguments' values, grad mode) captures and compiles; later calls with the same signature run the compiled
 program. What a graph cannot hold ends capture and the function runs eagerly, with the reason said once
 (`fullgraph=True` raises it instead): reading a tensor's data in Python (`.item()`, `.tolist()`, `bool(t)`),
-returning something other than tensors, tensors on CUDA (only CPU graphs are compiled yet), and a machine
-without a C++ compiler. When an input or a tensor the function reads (a parameter) requires grad and grad
-mode is on, the backward is captured too and compiled as a second program (runtime/compile/training.py):
-`out.backward()` on a compiled function's output runs the compiled backward. `debug=True` (or
-OPGEN_COMPILE_DEBUG=1) prints each graph and its fused kernels' source when it is compiled.
+returning something other than tensors, tensors on a device other than the CPU and CUDA, and (for CPU
+graphs) a machine without a C++ compiler. A graph on a CUDA device fuses into CUDA kernels compiled by NVRTC
+(runtime/compile/cuda_fusion.py; on the emulated device, by the host engine). When an input or a tensor the
+function reads (a parameter) requires grad and grad mode is on, the backward is captured too and compiled as
+a second program (runtime/compile/training.py): `out.backward()` on a compiled function's output runs the
+compiled backward. `debug=True` (or OPGEN_COMPILE_DEBUG=1) prints each graph and its fused kernels'
+source when it is compiled.
 """
 
 from __future__ import annotations
@@ -115,8 +117,9 @@ class CompiledFunction:
 
     def _compile(self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         tensors = _flat_tensors((args, kwargs))
-        if any(t.device.type != "cpu" for t in tensors):
-            return self._eager(key, "an input is not on the CPU: only CPU graphs are compiled yet", args, kwargs)
+        if any(t.device.type not in ("cpu", "cuda") for t in tensors):
+            return self._eager(key, "an input is on a device other than the CPU and CUDA: only CPU and CUDA graphs "
+                               "are compiled", args, kwargs)
         if is_grad_enabled() and any(t.requires_grad for t in tensors):
             return self._compile_training(key, args, kwargs, tensors)
         try:
@@ -125,7 +128,7 @@ class CompiledFunction:
             return self._eager(key, str(e), args, kwargs)
         if is_grad_enabled() and any(v.external is not None and v.external.requires_grad for v in graph.externals()):
             return self._compile_training(key, args, kwargs, tensors)
-        fuse = find_compiler() is not None
+        fuse = _can_fuse(tensors)
         if not fuse:
             self._note("no C++ compiler (g++ or clang++ on PATH, or $CXX): the graph runs without fused kernels")
         program = Program(graph, results, fuse)
@@ -146,7 +149,7 @@ class CompiledFunction:
             joint = capture_joint(self.fn, args, kwargs)
         except GraphBreak as e:
             return self._eager(key, str(e), args, kwargs)
-        fuse = find_compiler() is not None
+        fuse = _can_fuse(tensors)
         if not fuse:
             self._note("no C++ compiler (g++ or clang++ on PATH, or $CXX): the graph runs without fused kernels")
         program = TrainingProgram(joint, fuse)
@@ -207,6 +210,12 @@ class CompiledFunction:
             elif not np.array_equal(a, b):
                 return False
         return True
+
+
+def _can_fuse(tensors: list[Tensor]) -> bool:
+    """CUDA graphs fuse whenever CUDA runs (NVRTC comes with CuPy; the emulated device has its compiler); CPU
+    graphs need the system C++ compiler."""
+    return any(t.device.type == "cuda" for t in tensors) or find_compiler() is not None
 
 
 def compile(fn: Callable[..., Any] | None = None, *, fullgraph: bool = False, dynamic: bool | None = None,

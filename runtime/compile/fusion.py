@@ -47,12 +47,13 @@ def _broadcasts(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
     return all(a in (1, b) for a, b in zip(shape[::-1], to[::-1], strict=False))
 
 
-def fusible(node: Node, specs: dict[str, Any]) -> bool:
+def fusible(node: Node, specs: dict[str, Any], device: str = "cpu", dtypes: Any = CTYPE) -> bool:
+    """`device`, `dtypes`: where the group's kernel runs and the dtypes it stores (cuda_fusion.py's for CUDA)."""
     spec = specs.get(node.name)
     if spec is None or len(node.outputs) != 1:
         return False
     out = node.outputs[0]
-    if out.dtype.name not in CTYPE or str(out.device) != "cpu":
+    if out.dtype.name not in dtypes or str(out.device) != device:
         return False
     tensors, scalars = spec[0], spec[1]
     names = _arg_names(node)
@@ -60,7 +61,7 @@ def fusible(node: Node, specs: dict[str, Any]) -> bool:
         return False
     for name, arg in zip(names, node.args, strict=False):
         if name in tensors:
-            if not isinstance(arg, Value) or arg.dtype is not out.dtype or str(arg.device) != "cpu" \
+            if not isinstance(arg, Value) or arg.dtype is not out.dtype or str(arg.device) != device \
                     or not _broadcasts(arg.shape, out.shape):
                 return False
         elif name in scalars and not isinstance(arg, bool | int | float):
@@ -108,7 +109,8 @@ def reduction_inner(node: Node, run: list[Node]) -> int:
     return shape[-1]
 
 
-def groups(nodes: list[Node], specs: dict[str, Any]) -> list[Node | FusedGroup]:
+def groups(nodes: list[Node], specs: dict[str, Any], device: str = "cpu", dtypes: Any = CTYPE) \
+        -> list[Node | FusedGroup]:
     """The nodes with each run of fusible ones replaced by a FusedGroup (runs of one node stay nodes), a
     reduction right after a run joining it (Note [Fused pointwise kernels])."""
     out: list[Node | FusedGroup] = []
@@ -125,7 +127,7 @@ def groups(nodes: list[Node], specs: dict[str, Any]) -> list[Node | FusedGroup]:
         return bool(inner)
 
     for node in nodes:
-        if fusible(node, specs):
+        if fusible(node, specs, device, dtypes):
             o = node.outputs[0]
             if run and (o.shape != run[0].outputs[0].shape or o.dtype is not run[0].outputs[0].dtype):
                 close()

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from runtime import opcall
+from runtime.compile import cuda_fusion
 from runtime.compile.cpp_build import build
 from runtime.compile.fusion import FusedGroup, groups, render
 from runtime.compile.graph import Graph, Node, Value
@@ -37,8 +38,11 @@ class Program:
                       "folded": fold_constants(graph, results)}
         dead_code_elimination(graph)
         execution_order(graph)
-        self.steps: list[Node | FusedGroup] = groups(graph.nodes, fusion_specs()) if fuse \
-            else list(graph.nodes)
+        self.device = cuda_fusion.graph_device(graph)  # a CUDA graph's fused groups: cuda_fusion.py
+        self.cuda: cuda_fusion.CudaKernels | None = None
+        self.steps: list[Node | FusedGroup] = list(graph.nodes) if not fuse else \
+            groups(graph.nodes, fusion_specs()) if self.device is None else \
+            cuda_fusion.cuda_groups(graph.nodes, fusion_specs(), self.device)
         self.fused = [s for s in self.steps if isinstance(s, FusedGroup)]
         self.library: Any = None
         self._calls: dict[int, Any] = {}
@@ -49,6 +53,9 @@ class Program:
     def _build(self) -> None:
         later = self._used_after()
         specs = fusion_specs()
+        if self.device is not None:
+            self.cuda = cuda_fusion.CudaKernels(self.fused, later, specs, self.device)
+            return
         for k, group in enumerate(self.fused):
             render(group, f"opgen_fused_{k}", specs, later[id(group)])
         self.library = build("\n".join(g.source for g in self.fused))
@@ -75,6 +82,8 @@ class Program:
         return out
 
     def kernel_source(self) -> str:
+        if self.cuda is not None:
+            return self.cuda.source
         return "\n".join(g.source for g in self.fused)
 
     # -- running ------------------------------------------------------------------------------------
@@ -89,8 +98,11 @@ class Program:
 
     def _run_group(self, group: FusedGroup, env: dict[int, Any]) -> None:
         ins = [_get(v, env) for v in group.inputs]
-        if not all(tuple(t.shape) == v.shape and (t.numel() <= 1 or tuple(t.stride()) == v.strides)
-                   and t._data.dtype == t.dtype.np for t, v in zip(ins, group.inputs, strict=True)):
+        if self.cuda is not None and self.cuda.run(group, ins, env):
+            return
+        if self.cuda is not None or not all(  # CUDA: the kernels refused these inputs (cuda_fusion.py)
+                tuple(t.shape) == v.shape and (t.numel() <= 1 or tuple(t.stride()) == v.strides)
+                and t._data.dtype == t.dtype.np for t, v in zip(ins, group.inputs, strict=True)):
             for node in group.nodes:  # another layout than at capture: the eager kernels
                 _run_node(node, env)
             if group.reduction is not None:

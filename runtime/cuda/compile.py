@@ -199,6 +199,15 @@ def read_source(path: str) -> str:
     return text
 
 
+def register_source(name: str, text: str) -> str:
+    """A source made at run time (G.compile's fused kernels: runtime/compile/cuda_fusion.py), under a key that
+    `load_function` takes as it takes a generated file's path. The key holds a digest of the text, so one text
+    is one module whatever registers it; the binary is cached by its content as a generated source's is."""
+    key = f"<runtime>/{name}-{hashlib.sha256(text.encode()).hexdigest()[:24]}.cu"
+    _SOURCES.setdefault(key, text)
+    return key
+
+
 # Under OPGEN_EMULATE_CUDA=1, runtime/cuda/device.py installs the host engine's loader here (Note [The emulator
 # reaches the caching allocator through hooks]): the engine builds on this module, not the other way round.
 host_loader: Callable[[str, str, int], Any] | None = None
