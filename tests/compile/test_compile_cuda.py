@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import generated as G
 from runtime.compile import cuda_fusion
@@ -163,3 +165,90 @@ def test_inputs_the_kernels_do_not_take_run_the_nodes_kernels() -> None:
         env = {group.inputs[0].id: G.randn(4, 5, device="cuda", dtype=G.float64)}  # not the group's dtype
         assert not program.cuda.run(group, [env[group.inputs[0].id]], env)
         assert len(env) == 1  # nothing stored
+
+
+def _schema_arguments(schema: str) -> list[tuple[str, Any]]:
+    """(name, default or None) of each argument of an operator's schema."""
+    import ast
+
+    inner = schema.split("(", 1)[1].rsplit(") ->", 1)[0]
+    out = []
+    for part in (p.strip() for p in inner.split(",")):
+        if part in ("", "*"):
+            continue
+        declaration, _, default = part.partition("=")
+        try:
+            value = ast.literal_eval(default) if default else None
+        except (ValueError, SyntaxError):
+            value = None
+        out.append((declaration.split()[-1], value))
+    return out
+
+
+def test_every_op_with_a_float_kernel_agrees_inside_one_fused_kernel() -> None:
+    """Every op whose per-op CUDA kernel maps float32 to float32 (no condition operand), called on the same
+    inputs and all returned: one group of them all, each value compared with the per-op kernel's."""
+    import re
+
+    import generated._cuda_kernels as kernels
+    from runtime.compile.program import fusion_specs
+    from runtime.cuda.pointwise import PointwiseKernel
+    from runtime.dispatcher import dispatcher
+
+    by_name = {k.name: k for k in vars(kernels).values() if isinstance(k, PointwiseKernel)}
+    calls = []
+    for name, (tensors, scalars, _, _) in sorted(fusion_specs().items()):
+        kernel = by_name.get(re.sub(r"\W", "_", name))
+        if kernel is None or kernel.conditions or kernel.instances.get("float32", ("",))[0] != "float32":
+            continue
+        op = dispatcher.find(name)
+        calls.append((op, [(a in tensors, tensors.index(a) if a in tensors else 0,
+                            (0.5 if default is None else default) if a in scalars else default)
+                           for a, default in _schema_arguments(str(op.schema))]))
+    assert len(calls) > 40
+
+    def every(*xs: G.Tensor) -> list[G.Tensor]:
+        return [op.call(*(xs[k] if is_tensor else value for is_tensor, k, value in args)) for op, args in calls]
+
+    xs = (G.rand(3, 17, device="cuda") * 0.6 + 0.2,  # inside every op's domain but acosh's
+          G.rand(17, device="cuda") * 0.4 + 0.3, G.rand(3, 1, device="cuda") * 0.4 + 0.3)
+    c = G.compile(every)
+    with G.no_grad():
+        got, want = run(c, *xs), every(*xs)
+    for (op, _), g, w in zip(calls, got, want, strict=True):
+        assert g.dtype == w.dtype == G.float32, op.name
+        np.testing.assert_allclose(host(g), host(w), rtol=1e-6, atol=1e-6, err_msg=op.name)
+    (program,) = c.programs
+    assert sum(len(g.nodes) for g in program.fused) >= len(calls) - 2
+
+
+UNARY = ["exp", "tanh", "sigmoid", "relu", "abs", "neg", "sin", "log1p"]
+
+
+@settings(max_examples=6, deadline=None, derandomize=True)  # the same graphs every run: their kernels stay cached
+@given(ops=st.lists(st.tuples(st.sampled_from(UNARY + ["add", "mul", "sub"]), st.floats(-2, 2)), min_size=2,
+                    max_size=6),
+       rows=st.integers(1, 5), cols=st.integers(1, 40), broadcast=st.booleans(), transposed=st.booleans(),
+       dtype=st.sampled_from([G.float32, G.float64]))
+def test_random_pointwise_graphs_agree_with_eager(ops: list[tuple[str, float]], rows: int, cols: int,
+                                                  broadcast: bool, transposed: bool, dtype: G.dtype) -> None:
+    def f(x: G.Tensor, b: G.Tensor) -> G.Tensor:
+        y = x
+        for name, c in ops:
+            if name == "add":
+                y = y + b
+            elif name == "mul":
+                y = y * c
+            elif name == "sub":
+                y = c - y
+            else:
+                y = getattr(G, name)(y.abs() if name == "log1p" else y)
+        return y
+
+    x = G.randn(cols, rows, device="cuda", dtype=dtype).t() if transposed else \
+        G.randn(rows, cols, device="cuda", dtype=dtype)
+    b = G.randn(cols, device="cuda", dtype=dtype) if broadcast else G.randn(rows, cols, device="cuda", dtype=dtype)
+    c = G.compile(f)
+    with G.no_grad():
+        close(run(c, x, b), f(x, b), 1e-5)
+    assert len(c.programs) == 1  # compiled, not run eagerly
