@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from runtime import opcall
-from runtime.compile import cuda_fusion
 from runtime.compile.cpp_build import build
+from runtime.compile.cuda_fusion import CudaKernels, cuda_groups, graph_device
 from runtime.compile.fusion import FusedGroup, groups, render
 from runtime.compile.graph import Graph, Node, Value
 from runtime.compile.passes import (
@@ -38,11 +38,11 @@ class Program:
                       "folded": fold_constants(graph, results)}
         dead_code_elimination(graph)
         execution_order(graph)
-        self.device = cuda_fusion.graph_device(graph)  # a CUDA graph's fused groups: cuda_fusion.py
-        self.cuda: cuda_fusion.CudaKernels | None = None
+        self.device = graph_device(graph)  # a CUDA graph's fused groups: cuda_fusion.py
+        self.cuda: CudaKernels | None = None
         self.steps: list[Node | FusedGroup] = list(graph.nodes) if not fuse else \
             groups(graph.nodes, fusion_specs()) if self.device is None else \
-            cuda_fusion.cuda_groups(graph.nodes, fusion_specs(), self.device)
+            cuda_groups(graph.nodes, fusion_specs(), self.device)
         self.fused = [s for s in self.steps if isinstance(s, FusedGroup)]
         self.library: Any = None
         self._calls: dict[int, Any] = {}
@@ -54,7 +54,7 @@ class Program:
         later = self._used_after()
         specs = fusion_specs()
         if self.device is not None:
-            self.cuda = cuda_fusion.CudaKernels(self.fused, later, specs, self.device)
+            self.cuda = CudaKernels(self.fused, later, specs, self.device)
             return
         for k, group in enumerate(self.fused):
             render(group, f"opgen_fused_{k}", specs, later[id(group)])
