@@ -251,9 +251,9 @@ class CudaKernels:
         index = F.index_np(bits)
         packed = (L.pack_strided(mshape, mstrides, bits),) if path == "strided" else ()
         operands = (*outs, *arrays)
-        stream = cupy.cuda.get_current_stream()
         sms = sm_count(self.index)
         with cupy.cuda.Device(self.index):
+            stream = cupy.cuda.get_current_stream()  # the device's current stream, as the per-op launches
             if group.reduction is None:
                 fn = load_function(self.path, f"{group.entry}__{path}{bits}", self.index)
                 cfg = L.launch_config(numel, sms)
