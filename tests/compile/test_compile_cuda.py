@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import generated as G
 from runtime.compile import cuda_fusion
 from runtime.compile.training import TrainingProgram
+from runtime.cuda.launch import force_index_bits
 
 pytestmark = pytest.mark.cuda
 
@@ -58,9 +59,9 @@ def test_a_pointwise_chain_is_one_cuda_kernel_on_every_layout() -> None:
     calls: list[str] = []
     original = cuda_fusion.CudaKernels._launch
 
-    def spy(self: Any, group: Any, path: str, *rest: Any) -> None:
-        calls.append(path)
-        original(self, group, path, *rest)
+    def spy(self: Any, group: Any, path: str, bits: int, *rest: Any) -> None:
+        calls.append(f"{path}{bits}")
+        original(self, group, path, bits, *rest)
 
     cuda_fusion.CudaKernels._launch = spy  # type: ignore[method-assign]
     try:
@@ -69,9 +70,12 @@ def test_a_pointwise_chain_is_one_cuda_kernel_on_every_layout() -> None:
             # the guard keys on strides: a transposed input compiles again, and takes the strided kernel
             xt = G.randn(700, 3, device="cuda").t()
             close(run(c, xt), gelu_residual(xt), 1e-6)
+            with force_index_bits(64):
+                close(run(c, x), gelu_residual(x), 1e-6)
+                close(run(c, xt), gelu_residual(xt), 1e-6)
     finally:
         cuda_fusion.CudaKernels._launch = original  # type: ignore[method-assign]
-    assert calls == ["contig", "strided"]
+    assert calls == ["contig32", "strided32", "contig64", "strided64"]
     assert c.programs[0].kernel_source() == c.programs[1].kernel_source()  # one source for both layouts
 
 
@@ -104,6 +108,8 @@ def test_sums_and_means_of_an_expression_fuse_as_epilogues(reduction: str) -> No
     c = G.compile(f)
     with G.no_grad():
         close(run(c, x, b), f(x, b), 1e-4)
+        with force_index_bits(64):  # the 64-bit index kernels of the same source
+            close(run(c, x, b), f(x, b), 1e-4)
     (program,) = c.programs
     (group,) = program.fused
     assert group.reduction is not None and len(group.outputs) == 1
