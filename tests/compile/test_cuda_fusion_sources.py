@@ -171,3 +171,12 @@ def test_a_source_depends_on_the_ops_not_on_shapes_or_layouts() -> None:
         a = source(G.randn(6, 8), G.randn(8))
         assert source(G.randn(8, 30).t(), G.randn(8)) == a  # another shape, transposed
         assert source(G.randn(6, 8, dtype=G.float64), G.randn(8, dtype=G.float64)) != a  # another dtype
+
+
+def test_a_registered_source_is_loaded_by_its_key() -> None:
+    from runtime.cuda.compile import read_source, register_source
+
+    text = '// a run-time source\nextern "C" __global__ void k() {}\n'
+    key = register_source("fused", text)
+    assert read_source(key) == text and register_source("fused", text) == key  # one text, one module
+    assert register_source("fused", text + "\n") != key
