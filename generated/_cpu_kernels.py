@@ -4505,14 +4505,10 @@ def mish(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    r = None
-    if a0.size >= _CPP.min_numel:
-        r = _CPP.run("mish", dt, (a0,), ())
-    if r is None:
-        try:
-            r = (a0 * np.tanh(np.logaddexp(0, a0)))
-        except ValueError:
-            _k.broadcast_error("mish", a0)
+    try:
+        r = (a0 * np.tanh(np.logaddexp(0, a0)))
+    except ValueError:
+        _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4533,14 +4529,10 @@ def mish_inplace(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    r = None
-    if a0.size >= _CPP.min_numel:
-        r = _CPP.run("mish", dt, (a0,), ())
-    if r is None:
-        try:
-            r = (a0 * np.tanh(np.logaddexp(0, a0)))
-        except ValueError:
-            _k.broadcast_error("mish", a0)
+    try:
+        r = (a0 * np.tanh(np.logaddexp(0, a0)))
+    except ValueError:
+        _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("mish_", input, r, dt, ())
@@ -4552,14 +4544,10 @@ def mish_out(input, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    r = None
-    if a0.size >= _CPP.min_numel:
-        r = _CPP.run("mish", dt, (a0,), ())
-    if r is None:
-        try:
-            r = (a0 * np.tanh(np.logaddexp(0, a0)))
-        except ValueError:
-            _k.broadcast_error("mish", a0)
+    try:
+        r = (a0 * np.tanh(np.logaddexp(0, a0)))
+    except ValueError:
+        _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("mish", out, r, dt, (input,))
@@ -4643,14 +4631,10 @@ def log_sigmoid(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    r = None
-    if a0.size >= _CPP.min_numel:
-        r = _CPP.run("log_sigmoid", dt, (a0,), ())
-    if r is None:
-        try:
-            r = _k.log_sigmoid(a0)
-        except ValueError:
-            _k.broadcast_error("log_sigmoid", a0)
+    try:
+        r = _k.log_sigmoid(a0)
+    except ValueError:
+        _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4671,14 +4655,10 @@ def log_sigmoid_inplace(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    r = None
-    if a0.size >= _CPP.min_numel:
-        r = _CPP.run("log_sigmoid", dt, (a0,), ())
-    if r is None:
-        try:
-            r = _k.log_sigmoid(a0)
-        except ValueError:
-            _k.broadcast_error("log_sigmoid", a0)
+    try:
+        r = _k.log_sigmoid(a0)
+    except ValueError:
+        _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("log_sigmoid_", input, r, dt, ())
@@ -4690,14 +4670,10 @@ def log_sigmoid_out(input, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    r = None
-    if a0.size >= _CPP.min_numel:
-        r = _CPP.run("log_sigmoid", dt, (a0,), ())
-    if r is None:
-        try:
-            r = _k.log_sigmoid(a0)
-        except ValueError:
-            _k.broadcast_error("log_sigmoid", a0)
+    try:
+        r = _k.log_sigmoid(a0)
+    except ValueError:
+        _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("log_sigmoid", out, r, dt, (input,))
@@ -4712,17 +4688,13 @@ def softplus(input, beta, threshold):
         a0 = input._data
     else:
         dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    r = None
-    if a0.size >= _CPP.min_numel:
-        r = _CPP.run("softplus", dt, (a0,), (beta, threshold))
-    if r is None:
-        try:
-            if beta == 1 and threshold == 20:
-                r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
-            else:
-                r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
-        except ValueError:
-            _k.broadcast_error("softplus", a0)
+    try:
+        if beta == 1 and threshold == 20:
+            r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+        else:
+            r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+    except ValueError:
+        _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4743,17 +4715,13 @@ def softplus_inplace(input, beta, threshold):
         a0 = input._data
     else:
         dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    r = None
-    if a0.size >= _CPP.min_numel:
-        r = _CPP.run("softplus", dt, (a0,), (beta, threshold))
-    if r is None:
-        try:
-            if beta == 1 and threshold == 20:
-                r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
-            else:
-                r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
-        except ValueError:
-            _k.broadcast_error("softplus", a0)
+    try:
+        if beta == 1 and threshold == 20:
+            r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+        else:
+            r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+    except ValueError:
+        _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("softplus_", input, r, dt, ())
@@ -4765,17 +4733,13 @@ def softplus_out(input, beta, threshold, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    r = None
-    if a0.size >= _CPP.min_numel:
-        r = _CPP.run("softplus", dt, (a0,), (beta, threshold))
-    if r is None:
-        try:
-            if beta == 1 and threshold == 20:
-                r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
-            else:
-                r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
-        except ValueError:
-            _k.broadcast_error("softplus", a0)
+    try:
+        if beta == 1 and threshold == 20:
+            r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+        else:
+            r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+    except ValueError:
+        _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("softplus", out, r, dt, (input,))
@@ -5310,14 +5274,10 @@ def logaddexp(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
-        r = _CPP.run("logaddexp", dt, (a0, a1), ())
-    if r is None:
-        try:
-            r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
-        except ValueError:
-            _k.broadcast_error("logaddexp", a0, a1)
+    try:
+        r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
+    except ValueError:
+        _k.broadcast_error("logaddexp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -5339,14 +5299,10 @@ def logaddexp_inplace(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
-        r = _CPP.run("logaddexp", dt, (a0, a1), ())
-    if r is None:
-        try:
-            r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
-        except ValueError:
-            _k.broadcast_error("logaddexp", a0, a1)
+    try:
+        r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
+    except ValueError:
+        _k.broadcast_error("logaddexp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("logaddexp_", input, r, dt, (other,))
@@ -5359,14 +5315,10 @@ def logaddexp_out(input, other, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
-        r = _CPP.run("logaddexp", dt, (a0, a1), ())
-    if r is None:
-        try:
-            r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
-        except ValueError:
-            _k.broadcast_error("logaddexp", a0, a1)
+    try:
+        r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
+    except ValueError:
+        _k.broadcast_error("logaddexp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("logaddexp", out, r, dt, (input, other))
@@ -6132,14 +6084,10 @@ def fmax(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmax", "common", None, (input, other))
-    r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
-        r = _CPP.run("fmax", dt, (a0, a1), ())
-    if r is None:
-        try:
-            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
-        except ValueError:
-            _k.broadcast_error("fmax", a0, a1)
+    try:
+        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
+    except ValueError:
+        _k.broadcast_error("fmax", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -6161,14 +6109,10 @@ def fmax_inplace(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmax", "common", None, (input, other))
-    r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
-        r = _CPP.run("fmax", dt, (a0, a1), ())
-    if r is None:
-        try:
-            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
-        except ValueError:
-            _k.broadcast_error("fmax", a0, a1)
+    try:
+        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
+    except ValueError:
+        _k.broadcast_error("fmax", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("fmax_", input, r, dt, (other,))
@@ -6181,14 +6125,10 @@ def fmax_out(input, other, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmax", "common", None, (input, other))
-    r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
-        r = _CPP.run("fmax", dt, (a0, a1), ())
-    if r is None:
-        try:
-            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
-        except ValueError:
-            _k.broadcast_error("fmax", a0, a1)
+    try:
+        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
+    except ValueError:
+        _k.broadcast_error("fmax", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("fmax", out, r, dt, (input, other))
@@ -6201,14 +6141,10 @@ def fmin(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmin", "common", None, (input, other))
-    r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
-        r = _CPP.run("fmin", dt, (a0, a1), ())
-    if r is None:
-        try:
-            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
-        except ValueError:
-            _k.broadcast_error("fmin", a0, a1)
+    try:
+        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
+    except ValueError:
+        _k.broadcast_error("fmin", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -6230,14 +6166,10 @@ def fmin_inplace(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmin", "common", None, (input, other))
-    r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
-        r = _CPP.run("fmin", dt, (a0, a1), ())
-    if r is None:
-        try:
-            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
-        except ValueError:
-            _k.broadcast_error("fmin", a0, a1)
+    try:
+        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
+    except ValueError:
+        _k.broadcast_error("fmin", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("fmin_", input, r, dt, (other,))
@@ -6250,14 +6182,10 @@ def fmin_out(input, other, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmin", "common", None, (input, other))
-    r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
-        r = _CPP.run("fmin", dt, (a0, a1), ())
-    if r is None:
-        try:
-            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
-        except ValueError:
-            _k.broadcast_error("fmin", a0, a1)
+    try:
+        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
+    except ValueError:
+        _k.broadcast_error("fmin", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("fmin", out, r, dt, (input, other))
@@ -6591,14 +6519,10 @@ def logaddexp2(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
-        r = _CPP.run("logaddexp2", dt, (a0, a1), ())
-    if r is None:
-        try:
-            r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
-        except ValueError:
-            _k.broadcast_error("logaddexp2", a0, a1)
+    try:
+        r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
+    except ValueError:
+        _k.broadcast_error("logaddexp2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -6620,14 +6544,10 @@ def logaddexp2_inplace(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
-        r = _CPP.run("logaddexp2", dt, (a0, a1), ())
-    if r is None:
-        try:
-            r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
-        except ValueError:
-            _k.broadcast_error("logaddexp2", a0, a1)
+    try:
+        r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
+    except ValueError:
+        _k.broadcast_error("logaddexp2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("logaddexp2_", input, r, dt, (other,))
@@ -6640,14 +6560,10 @@ def logaddexp2_out(input, other, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
-        r = _CPP.run("logaddexp2", dt, (a0, a1), ())
-    if r is None:
-        try:
-            r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
-        except ValueError:
-            _k.broadcast_error("logaddexp2", a0, a1)
+    try:
+        r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
+    except ValueError:
+        _k.broadcast_error("logaddexp2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("logaddexp2", out, r, dt, (input, other))

@@ -13,8 +13,11 @@ per element, `PER_ELEMENT`). sigmoid, silu, softplus, mish, elu, logaddexp, lerp
 are compound; exp, add, relu, maximum are not. The C++ kernels exist for float32 and float64 inputs of one
 dtype (each computed in its own dtype), so an op is compiled only when its spec accepts both, reads no
 tensor as a condition or as a 0-d value, and makes a floating result (not `promote: bool`).
-The expression is the CUDA renderer's (one spec, every backend: the `op_*` functions of
-runtime/cuda/include/opgen_math.cuh, compiled for the host as G.compile's fused kernels are).
+An op whose spec calls a function of `NOT_VECTORISED` is left to NumPy (unless its NumPy kernel calls Python
+per element): its loop would run an element at a time (measured slower than NumPy's vector loops: mish,
+softplus, logaddexp). The expression is the CUDA renderer's (one spec, every backend: the `op_*` functions of
+runtime/cuda/include/opgen_math.cuh, compiled for the host as G.compile's fused kernels are), except that a
+conditional evaluates both sides and then chooses (`HostRenderer`), so that the loop vectorises.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import jinja2
 
 from codegen.api_python import kernel_name
 from codegen.gen_cuda import cxx_name
-from codegen.kernel_spec import CUDA, FUNCTIONS, PointwiseSpec, condition_tensors
+from codegen.kernel_spec import FUNCTIONS, CudaRenderer, PointwiseSpec, condition_tensors
 from codegen.literals import comment_text
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction
@@ -42,6 +45,9 @@ HELPER_PASSES: dict[str, int] = {
     "_k.sign": 1, "_k.erf": PER_ELEMENT, "_k.erfc": 1, "_k.lgamma": 1, "_k.power": 1, "_k.where": 1,
     "_k.shl": 3, "_k.shr": 3, "_k.sigmoid": 6, "_k.log_sigmoid": 3,
 }
+# The functions whose host form (opgen_math.cuh) calls fmaxf/fminf, which the compiler vectorises only under
+# fast-math: a loop that calls one runs an element at a time, and loses to NumPy's vector loops.
+NOT_VECTORISED = frozenset({"maximum", "minimum", "softplus", "log_sigmoid"})
 COMPILED_DTYPES = ("float32", "float64")
 SOURCE = "cpu/compound_pointwise.cpp"  # the output, relative to generated/  # name -> its C++ type in the template
 
@@ -100,13 +106,30 @@ def numpy_passes(spec: PointwiseSpec) -> int:
     return walk(spec.tree)[0]
 
 
+def _calls(spec: PointwiseSpec) -> set[str]:
+    return {n.func.id for n in ast.walk(spec.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+
+
 def is_compiled(f: NativeFunction) -> bool:
     """Whether `f` (a functional op with a pointwise spec) has a compiled eager kernel."""
     spec = f.pointwise
-    return (spec is not None and f.derived_from is None and f.func.kind() == SchemaKind.functional
-            and all(d in spec.dtypes for d in COMPILED_DTYPES) and spec.promote is not PromoteKind.bool
-            and not condition_tensors(spec) and not spec.zero_dim
-            and numpy_passes(spec.specialize(numeric_defaults(f))) > 1)
+    if (spec is None or f.derived_from is not None or f.func.kind() != SchemaKind.functional
+            or not all(d in spec.dtypes for d in COMPILED_DTYPES) or spec.promote is PromoteKind.bool
+            or condition_tensors(spec) or spec.zero_dim):
+        return False
+    passes = numpy_passes(spec.specialize(numeric_defaults(f)))
+    return passes > 1 and (passes >= PER_ELEMENT or not _calls(spec) & NOT_VECTORISED)
+
+
+class HostRenderer(CudaRenderer):
+    """The CUDA renderer's C++, with `a if c else b` evaluating both sides and then choosing (op_where), so
+    that the compiler vectorises the loop (it does not speculate a branch's arithmetic, which could trap)."""
+
+    def select(self, test: str, body: str, orelse: str) -> str:
+        return f"op_where({test}, {body}, {orelse})"
+
+
+HOST = HostRenderer()
 
 
 @dataclass(frozen=True)
@@ -131,7 +154,7 @@ def compound_op(f: NativeFunction) -> CompoundOp:
     assert spec is not None
     names = {a: cxx_name(a) for a in (*spec.tensors, *spec.scalars)}
     return CompoundOp(kernel_name(f), comment_text(spec.text), tuple(names[t] for t in spec.tensors),
-                      tuple(names[s] for s in spec.scalars), spec.render(CUDA, names), numpy_passes(spec))
+                      tuple(names[s] for s in spec.scalars), spec.render(HOST, names), numpy_passes(spec))
 
 
 def contexts(inputs: Inputs) -> CompoundFile:

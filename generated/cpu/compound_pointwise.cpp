@@ -173,7 +173,7 @@ extern "C" void addcmul__float64__strided(const int ndim, const long long* meta,
 // elu: self * scale if self > 0 else expm1(self * input_scale) * (alpha * scale)  (6 NumPy passes)
 template <typename T>
 static inline T elu__f(const T a_self, const T a_alpha, const T a_scale, const T a_input_scale) {
-  return static_cast<T>(((a_self > 0) ? (a_self * a_scale) : (op_expm1((a_self * a_input_scale)) * (a_alpha * a_scale))));
+  return static_cast<T>(op_where((a_self > 0), (a_self * a_scale), (op_expm1((a_self * a_input_scale)) * (a_alpha * a_scale))));
 }
 
 extern "C" void elu__float32__contig(const long long n, float* __restrict out,
@@ -286,118 +286,6 @@ extern "C" void erf__float64__strided(const int ndim, const long long* meta, dou
   } while (rows.next());
 }
 
-// fmax: where(isnan(other), self, where(isnan(self), other, maximum(self, other)))  (5 NumPy passes)
-template <typename T>
-static inline T fmax__f(const T a_self, const T a_other) {
-  return static_cast<T>(op_where(op_isnan(a_other), a_self, op_where(op_isnan(a_self), a_other, op_maximum(a_self, a_other))));
-}
-
-extern "C" void fmax__float32__contig(const long long n, float* __restrict out,
-    const float* __restrict in0, const float* __restrict in1) {
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = fmax__f<float>(in0[i], in1[i]);
-  }
-}
-
-extern "C" void fmax__float32__strided(const int ndim, const long long* meta, float* __restrict out,
-    const float* in0, const float* in1) {
-  opgen_eager::Rows<2> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  const long long st1 = rows.inner_stride(1);
-  float* row = out;
-  do {
-    const float* p0 = in0 + rows.offset[0];
-    const float* p1 = in1 + rows.offset[1];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = fmax__f<float>(p0[j * st0], p1[j * st1]);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
-extern "C" void fmax__float64__contig(const long long n, double* __restrict out,
-    const double* __restrict in0, const double* __restrict in1) {
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = fmax__f<double>(in0[i], in1[i]);
-  }
-}
-
-extern "C" void fmax__float64__strided(const int ndim, const long long* meta, double* __restrict out,
-    const double* in0, const double* in1) {
-  opgen_eager::Rows<2> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  const long long st1 = rows.inner_stride(1);
-  double* row = out;
-  do {
-    const double* p0 = in0 + rows.offset[0];
-    const double* p1 = in1 + rows.offset[1];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = fmax__f<double>(p0[j * st0], p1[j * st1]);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
-// fmin: where(isnan(other), self, where(isnan(self), other, minimum(self, other)))  (5 NumPy passes)
-template <typename T>
-static inline T fmin__f(const T a_self, const T a_other) {
-  return static_cast<T>(op_where(op_isnan(a_other), a_self, op_where(op_isnan(a_self), a_other, op_minimum(a_self, a_other))));
-}
-
-extern "C" void fmin__float32__contig(const long long n, float* __restrict out,
-    const float* __restrict in0, const float* __restrict in1) {
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = fmin__f<float>(in0[i], in1[i]);
-  }
-}
-
-extern "C" void fmin__float32__strided(const int ndim, const long long* meta, float* __restrict out,
-    const float* in0, const float* in1) {
-  opgen_eager::Rows<2> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  const long long st1 = rows.inner_stride(1);
-  float* row = out;
-  do {
-    const float* p0 = in0 + rows.offset[0];
-    const float* p1 = in1 + rows.offset[1];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = fmin__f<float>(p0[j * st0], p1[j * st1]);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
-extern "C" void fmin__float64__contig(const long long n, double* __restrict out,
-    const double* __restrict in0, const double* __restrict in1) {
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = fmin__f<double>(in0[i], in1[i]);
-  }
-}
-
-extern "C" void fmin__float64__strided(const int ndim, const long long* meta, double* __restrict out,
-    const double* in0, const double* in1) {
-  opgen_eager::Rows<2> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  const long long st1 = rows.inner_stride(1);
-  double* row = out;
-  do {
-    const double* p0 = in0 + rows.offset[0];
-    const double* p1 = in1 + rows.offset[1];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = fmin__f<double>(p0[j * st0], p1[j * st1]);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
 // frac: self - trunc(self)  (2 NumPy passes)
 template <typename T>
 static inline T frac__f(const T a_self) {
@@ -453,7 +341,7 @@ extern "C" void frac__float64__strided(const int ndim, const long long* meta, do
 // hardsigmoid: 0.0 if self <= -3 else 1.0 if self >= 3 else self / 6 + 0.5  (6 NumPy passes)
 template <typename T>
 static inline T hardsigmoid__f(const T a_self) {
-  return static_cast<T>(((a_self <= (-3)) ? 0.0 : ((a_self >= 3) ? 1.0 : ((a_self / 6) + 0.5))));
+  return static_cast<T>(op_where((a_self <= (-3)), 0.0, op_where((a_self >= 3), 1.0, ((a_self / 6) + 0.5))));
 }
 
 extern "C" void hardsigmoid__float32__contig(const long long n, float* __restrict out,
@@ -505,7 +393,7 @@ extern "C" void hardsigmoid__float64__strided(const int ndim, const long long* m
 // hardswish: 0.0 if self <= -3 else self if self >= 3 else self * (self + 3) / 6  (7 NumPy passes)
 template <typename T>
 static inline T hardswish__f(const T a_self) {
-  return static_cast<T>(((a_self <= (-3)) ? 0.0 : ((a_self >= 3) ? a_self : ((a_self * (a_self + 3)) / 6))));
+  return static_cast<T>(op_where((a_self <= (-3)), 0.0, op_where((a_self >= 3), a_self, ((a_self * (a_self + 3)) / 6))));
 }
 
 extern "C" void hardswish__float32__contig(const long long n, float* __restrict out,
@@ -557,7 +445,7 @@ extern "C" void hardswish__float64__strided(const int ndim, const long long* met
 // hardtanh: min_val if self < min_val else max_val if self > max_val else self  (4 NumPy passes)
 template <typename T>
 static inline T hardtanh__f(const T a_self, const T a_min_val, const T a_max_val) {
-  return static_cast<T>(((a_self < a_min_val) ? a_min_val : ((a_self > a_max_val) ? a_max_val : a_self)));
+  return static_cast<T>(op_where((a_self < a_min_val), a_min_val, op_where((a_self > a_max_val), a_max_val, a_self)));
 }
 
 extern "C" void hardtanh__float32__contig(const long long n, float* __restrict out,
@@ -729,7 +617,7 @@ extern "C" void hypot__float64__strided(const int ndim, const long long* meta, d
 // leaky_relu: self if self > 0 else self * negative_slope  (3 NumPy passes)
 template <typename T>
 static inline T leaky_relu__f(const T a_self, const T a_negative_slope) {
-  return static_cast<T>(((a_self > 0) ? a_self : (a_self * a_negative_slope)));
+  return static_cast<T>(op_where((a_self > 0), a_self, (a_self * a_negative_slope)));
 }
 
 extern "C" void leaky_relu__float32__contig(const long long n, float* __restrict out,
@@ -897,222 +785,6 @@ extern "C" void lerp_Tensor__float64__strided(const int ndim, const long long* m
     const double* p2 = in2 + rows.offset[2];
     for (long long j = 0; j < inner; ++j) {
       row[j] = lerp_Tensor__f<double>(p0[j * st0], p1[j * st1], p2[j * st2]);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
-// log_sigmoid: log_sigmoid(self)  (3 NumPy passes)
-template <typename T>
-static inline T log_sigmoid__f(const T a_self) {
-  return static_cast<T>(op_log_sigmoid(a_self));
-}
-
-extern "C" void log_sigmoid__float32__contig(const long long n, float* __restrict out,
-    const float* __restrict in0) {
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = log_sigmoid__f<float>(in0[i]);
-  }
-}
-
-extern "C" void log_sigmoid__float32__strided(const int ndim, const long long* meta, float* __restrict out,
-    const float* in0) {
-  opgen_eager::Rows<1> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  float* row = out;
-  do {
-    const float* p0 = in0 + rows.offset[0];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = log_sigmoid__f<float>(p0[j * st0]);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
-extern "C" void log_sigmoid__float64__contig(const long long n, double* __restrict out,
-    const double* __restrict in0) {
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = log_sigmoid__f<double>(in0[i]);
-  }
-}
-
-extern "C" void log_sigmoid__float64__strided(const int ndim, const long long* meta, double* __restrict out,
-    const double* in0) {
-  opgen_eager::Rows<1> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  double* row = out;
-  do {
-    const double* p0 = in0 + rows.offset[0];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = log_sigmoid__f<double>(p0[j * st0]);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
-// logaddexp: self if isinf(self) and self == other else maximum(self, other) + log1p(exp(-abs(self - other)))  (11 NumPy passes)
-template <typename T>
-static inline T logaddexp__f(const T a_self, const T a_other) {
-  return static_cast<T>(((op_isinf(a_self) && (a_self == a_other)) ? a_self : (op_maximum(a_self, a_other) + op_log1p(op_exp((-op_abs((a_self - a_other))))))));
-}
-
-extern "C" void logaddexp__float32__contig(const long long n, float* __restrict out,
-    const float* __restrict in0, const float* __restrict in1) {
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = logaddexp__f<float>(in0[i], in1[i]);
-  }
-}
-
-extern "C" void logaddexp__float32__strided(const int ndim, const long long* meta, float* __restrict out,
-    const float* in0, const float* in1) {
-  opgen_eager::Rows<2> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  const long long st1 = rows.inner_stride(1);
-  float* row = out;
-  do {
-    const float* p0 = in0 + rows.offset[0];
-    const float* p1 = in1 + rows.offset[1];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = logaddexp__f<float>(p0[j * st0], p1[j * st1]);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
-extern "C" void logaddexp__float64__contig(const long long n, double* __restrict out,
-    const double* __restrict in0, const double* __restrict in1) {
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = logaddexp__f<double>(in0[i], in1[i]);
-  }
-}
-
-extern "C" void logaddexp__float64__strided(const int ndim, const long long* meta, double* __restrict out,
-    const double* in0, const double* in1) {
-  opgen_eager::Rows<2> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  const long long st1 = rows.inner_stride(1);
-  double* row = out;
-  do {
-    const double* p0 = in0 + rows.offset[0];
-    const double* p1 = in1 + rows.offset[1];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = logaddexp__f<double>(p0[j * st0], p1[j * st1]);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
-// logaddexp2: where(self == other, self + 1, maximum(self, other) + log2(1 + exp2(-abs(self - other))))  (11 NumPy passes)
-template <typename T>
-static inline T logaddexp2__f(const T a_self, const T a_other) {
-  return static_cast<T>(op_where((a_self == a_other), (a_self + 1), (op_maximum(a_self, a_other) + op_log2((1 + op_exp2((-op_abs((a_self - a_other)))))))));
-}
-
-extern "C" void logaddexp2__float32__contig(const long long n, float* __restrict out,
-    const float* __restrict in0, const float* __restrict in1) {
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = logaddexp2__f<float>(in0[i], in1[i]);
-  }
-}
-
-extern "C" void logaddexp2__float32__strided(const int ndim, const long long* meta, float* __restrict out,
-    const float* in0, const float* in1) {
-  opgen_eager::Rows<2> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  const long long st1 = rows.inner_stride(1);
-  float* row = out;
-  do {
-    const float* p0 = in0 + rows.offset[0];
-    const float* p1 = in1 + rows.offset[1];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = logaddexp2__f<float>(p0[j * st0], p1[j * st1]);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
-extern "C" void logaddexp2__float64__contig(const long long n, double* __restrict out,
-    const double* __restrict in0, const double* __restrict in1) {
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = logaddexp2__f<double>(in0[i], in1[i]);
-  }
-}
-
-extern "C" void logaddexp2__float64__strided(const int ndim, const long long* meta, double* __restrict out,
-    const double* in0, const double* in1) {
-  opgen_eager::Rows<2> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  const long long st1 = rows.inner_stride(1);
-  double* row = out;
-  do {
-    const double* p0 = in0 + rows.offset[0];
-    const double* p1 = in1 + rows.offset[1];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = logaddexp2__f<double>(p0[j * st0], p1[j * st1]);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
-// mish: self * tanh(softplus(self))  (3 NumPy passes)
-template <typename T>
-static inline T mish__f(const T a_self) {
-  return static_cast<T>((a_self * op_tanh(op_softplus(a_self))));
-}
-
-extern "C" void mish__float32__contig(const long long n, float* __restrict out,
-    const float* __restrict in0) {
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = mish__f<float>(in0[i]);
-  }
-}
-
-extern "C" void mish__float32__strided(const int ndim, const long long* meta, float* __restrict out,
-    const float* in0) {
-  opgen_eager::Rows<1> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  float* row = out;
-  do {
-    const float* p0 = in0 + rows.offset[0];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = mish__f<float>(p0[j * st0]);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
-extern "C" void mish__float64__contig(const long long n, double* __restrict out,
-    const double* __restrict in0) {
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = mish__f<double>(in0[i]);
-  }
-}
-
-extern "C" void mish__float64__strided(const int ndim, const long long* meta, double* __restrict out,
-    const double* in0) {
-  opgen_eager::Rows<1> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  double* row = out;
-  do {
-    const double* p0 = in0 + rows.offset[0];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = mish__f<double>(p0[j * st0]);
     }
     row += inner;
   } while (rows.next());
@@ -1321,66 +993,6 @@ extern "C" void sinc__float64__strided(const int ndim, const long long* meta, do
     const double* p0 = in0 + rows.offset[0];
     for (long long j = 0; j < inner; ++j) {
       row[j] = sinc__f<double>(p0[j * st0]);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
-// softplus: self if self * beta > threshold else softplus(self * beta) / beta  (6 NumPy passes)
-template <typename T>
-static inline T softplus__f(const T a_self, const T a_beta, const T a_threshold) {
-  return static_cast<T>((((a_self * a_beta) > a_threshold) ? a_self : (op_softplus((a_self * a_beta)) / a_beta)));
-}
-
-extern "C" void softplus__float32__contig(const long long n, float* __restrict out,
-    const float* __restrict in0, const double s0, const double s1) {
-  const float a_beta = static_cast<float>(s0);
-  const float a_threshold = static_cast<float>(s1);
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = softplus__f<float>(in0[i], a_beta, a_threshold);
-  }
-}
-
-extern "C" void softplus__float32__strided(const int ndim, const long long* meta, float* __restrict out,
-    const float* in0, const double s0, const double s1) {
-  const float a_beta = static_cast<float>(s0);
-  const float a_threshold = static_cast<float>(s1);
-  opgen_eager::Rows<1> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  float* row = out;
-  do {
-    const float* p0 = in0 + rows.offset[0];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = softplus__f<float>(p0[j * st0], a_beta, a_threshold);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
-extern "C" void softplus__float64__contig(const long long n, double* __restrict out,
-    const double* __restrict in0, const double s0, const double s1) {
-  const double a_beta = static_cast<double>(s0);
-  const double a_threshold = static_cast<double>(s1);
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = softplus__f<double>(in0[i], a_beta, a_threshold);
-  }
-}
-
-extern "C" void softplus__float64__strided(const int ndim, const long long* meta, double* __restrict out,
-    const double* in0, const double s0, const double s1) {
-  const double a_beta = static_cast<double>(s0);
-  const double a_threshold = static_cast<double>(s1);
-  opgen_eager::Rows<1> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  double* row = out;
-  do {
-    const double* p0 = in0 + rows.offset[0];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = softplus__f<double>(p0[j * st0], a_beta, a_threshold);
     }
     row += inner;
   } while (rows.next());
