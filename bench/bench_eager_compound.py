@@ -3,12 +3,14 @@ replace and against PyTorch, one thread, measured in the same run (Note [Compile
 
 Each op runs on --size float32 elements (default 10^6) three ways, back to back in each of --repeat rounds:
 opgen with its compiled kernel, opgen with the compiled path off (the generated NumPy kernel: the library's
-`min_numel` raised out of reach) and PyTorch (`torch.set_num_threads(1)`); a time is the best of the rounds.
+`min_work` raised out of reach) and PyTorch (`torch.set_num_threads(1)`); a time is the best of the rounds.
 The figures are the compiled kernel's time over NumPy's (goal <= 1.0: never slower) and over PyTorch's (no
 goal), then the library's first build in a fresh cache and its load from the cache in a new process (goal
 <= 0.5 s), each timed in a child process.
-`--threshold` instead measures, per op and dtype, the smallest power-of-two size from which the compiled
-kernel is faster than the NumPy one at that size and every larger size tried (the basis of MIN_NUMEL).
+`--threshold` instead measures, per compiled op and dtype, the smallest power-of-two size from which the
+compiled kernel is faster than the NumPy one (median of the paired rounds' ratios) at that size and every
+larger size tried (the basis of MIN_WORK, Note [Compiled eager pointwise kernels]). Ops that stay on NumPy
+(Note [Compound pointwise ops]) are timed too: both columns are then the NumPy kernel.
 Run: `python bench/bench_eager_compound.py [--size N] [--repeat N] [--dtype float32|float64] [--threshold]`.
 """
 
@@ -93,34 +95,50 @@ def compare(lib: cp.Library, torch: Any, size: int, dtype: str, repeat: int) -> 
         times: dict[str, list[float]] = {"cpp": [], "numpy": [], "torch": []}
         call(G, ours)  # first calls: entry points resolved, pages touched
         for _ in range(repeat):
-            lib.min_numel = cp.MIN_NUMEL
+            lib.min_work = cp.MIN_WORK
             times["cpp"].append(best(lambda: call(G, ours), number))  # noqa: B023
-            lib.min_numel = cp.NEVER
+            lib.min_work = cp.NEVER
             times["numpy"].append(best(lambda: call(G, ours), number))  # noqa: B023
             if torch is not None:
                 times["torch"].append(best(lambda: call(torch, theirs), number))  # noqa: B023
-        lib.min_numel = cp.MIN_NUMEL
+        lib.min_work = cp.MIN_WORK
         out[name] = (min(times["cpp"]), min(times["numpy"]), min(times["torch"]) if torch is not None else 0.0)
     return out
 
 
+def compiled(lib: cp.Library, call: Callable[[Any, list[Any]], Any], n: int) -> bool:
+    """Whether the op that `call` makes runs on the compiled library."""
+    answered = []
+    run = lib.run
+    lib.run = lambda *a: answered.append(run(*a)) or answered[-1]  # type: ignore[method-assign]
+    lib.min_work = 1
+    try:
+        call(G, [G.from_numpy(a) for a in inputs(n, 64, "float32")])
+    finally:
+        del lib.run
+        lib.min_work = cp.MIN_WORK
+    return any(r is not None for r in answered)
+
+
 def threshold(lib: cp.Library, dtype: str, repeat: int) -> dict[str, int]:
-    """op -> the smallest size from which the compiled kernel wins at every size tried (0: it never does)."""
+    """compiled op -> the smallest size from which its kernel wins at every size tried (0: it never does)."""
     sizes = [2**k for k in range(6, 18)]
     result = {}
     for name, (n, call) in OPS.items():
+        if not compiled(lib, call, n):
+            continue
         wins = []
         for size in sizes:
             ours = [G.from_numpy(a) for a in inputs(n, size, dtype)]
             number = max(5, min(2000, 200_000 // size))
-            cpp, numpy_ = [], []
+            ratios = []
             for _ in range(repeat):
-                lib.min_numel = 1
-                cpp.append(best(lambda: call(G, ours), number))  # noqa: B023
-                lib.min_numel = cp.NEVER
-                numpy_.append(best(lambda: call(G, ours), number))  # noqa: B023
-            wins.append(min(cpp) < min(numpy_))
-        lib.min_numel = cp.MIN_NUMEL
+                lib.min_work = 1
+                cpp = best(lambda: call(G, ours), number)  # noqa: B023
+                lib.min_work = cp.NEVER
+                ratios.append(cpp / best(lambda: call(G, ours), number))  # noqa: B023
+            wins.append(float(np.median(ratios)) < 1.0)
+        lib.min_work = cp.MIN_WORK
         first = next((i for i in range(len(sizes)) if all(wins[i:])), None)
         result[name] = sizes[first] if first is not None else 0
     return result
@@ -160,7 +178,7 @@ def main() -> None:
     parser.add_argument("--threshold", action="store_true")
     args = parser.parse_args()
     lib = K._CPP
-    if lib.min_numel >= cp.NEVER:
+    if lib.min_work >= cp.NEVER:
         raise SystemExit(f"the compiled path is off ({cp.ENV}=0)")
     state = lib.wait()
     if state != "ready":
@@ -170,7 +188,8 @@ def main() -> None:
         for dtype in ("float32", "float64"):
             found = threshold(lib, dtype, args.repeat)
             print(f"{dtype}: " + ", ".join(f"{k} {v}" for k, v in found.items()))
-            print(f"{dtype}: every op wins from {max(found.values())} elements (MIN_NUMEL = {cp.MIN_NUMEL})")
+            print(f"{dtype}: every compiled op wins from {max(found.values())} elements (MIN_WORK = {cp.MIN_WORK} "
+                  "elements x passes)")
         return
     torch = _torch()
     results = compare(lib, torch, args.size, args.dtype, args.repeat)

@@ -791,7 +791,7 @@ def threshold_backward(grad_output, input, threshold):
     else:
         dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (grad_output, input))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work:
         r = _CPP.run("threshold_backward", dt, (a0, a1), (threshold,))
     if r is None:
         try:
@@ -820,7 +820,7 @@ def threshold_backward_out(grad_output, input, threshold, out):
     else:
         dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (grad_output, input))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work:
         r = _CPP.run("threshold_backward", dt, (a0, a1), (threshold,))
     if r is None:
         try:
@@ -1598,7 +1598,7 @@ def rsqrt(input):
     else:
         dt, a0 = _k.operands("rsqrt", "float", None, (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 2 >= _CPP.min_work:
         r = _CPP.run("rsqrt", dt, (a0,), ())
     if r is None:
         try:
@@ -1626,7 +1626,7 @@ def rsqrt_inplace(input):
     else:
         dt, a0 = _k.operands("rsqrt", "float", None, (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 2 >= _CPP.min_work:
         r = _CPP.run("rsqrt", dt, (a0,), ())
     if r is None:
         try:
@@ -1645,7 +1645,7 @@ def rsqrt_out(input, out):
     else:
         dt, a0 = _k.operands("rsqrt", "float", None, (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 2 >= _CPP.min_work:
         r = _CPP.run("rsqrt", dt, (a0,), ())
     if r is None:
         try:
@@ -2639,7 +2639,7 @@ def erf(input):
     else:
         dt, a0 = _k.operands("erf", "float", None, (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 100 >= _CPP.min_work:
         r = _CPP.run("erf", dt, (a0,), ())
     if r is None:
         try:
@@ -2667,7 +2667,7 @@ def erf_inplace(input):
     else:
         dt, a0 = _k.operands("erf", "float", None, (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 100 >= _CPP.min_work:
         r = _CPP.run("erf", dt, (a0,), ())
     if r is None:
         try:
@@ -2686,7 +2686,7 @@ def erf_out(input, out):
     else:
         dt, a0 = _k.operands("erf", "float", None, (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 100 >= _CPP.min_work:
         r = _CPP.run("erf", dt, (a0,), ())
     if r is None:
         try:
@@ -2936,7 +2936,7 @@ def frac(input):
     else:
         dt, a0 = _k.operands("frac", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 2 >= _CPP.min_work:
         r = _CPP.run("frac", dt, (a0,), ())
     if r is None:
         try:
@@ -2964,7 +2964,7 @@ def frac_inplace(input):
     else:
         dt, a0 = _k.operands("frac", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 2 >= _CPP.min_work:
         r = _CPP.run("frac", dt, (a0,), ())
     if r is None:
         try:
@@ -2983,7 +2983,7 @@ def frac_out(input, out):
     else:
         dt, a0 = _k.operands("frac", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 2 >= _CPP.min_work:
         r = _CPP.run("frac", dt, (a0,), ())
     if r is None:
         try:
@@ -3122,7 +3122,7 @@ def lerp_Scalar(input, end, weight):
     else:
         dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work:
         r = _CPP.run("lerp_Scalar", dt, (a0, a1), (weight,))
     if r is None:
         try:
@@ -3153,7 +3153,7 @@ def lerp_Scalar_inplace(input, end, weight):
     else:
         dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work:
         r = _CPP.run("lerp_Scalar", dt, (a0, a1), (weight,))
     if r is None:
         try:
@@ -3175,7 +3175,7 @@ def lerp_Scalar_out(input, end, weight, out):
     else:
         dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work:
         r = _CPP.run("lerp_Scalar", dt, (a0, a1), (weight,))
     if r is None:
         try:
@@ -3203,7 +3203,7 @@ def lerp_Tensor(input, end, weight):
     else:
         dt, a0, a1, a2 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end, weight))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel or a2.size >= _CPP.min_numel:
+    if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work or a2.size * 3 >= _CPP.min_work:
         r = _CPP.run("lerp_Tensor", dt, (a0, a1, a2), ())
     if r is None:
         try:
@@ -3237,7 +3237,7 @@ def lerp_Tensor_inplace(input, end, weight):
     else:
         dt, a0, a1, a2 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end, weight))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel or a2.size >= _CPP.min_numel:
+    if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work or a2.size * 3 >= _CPP.min_work:
         r = _CPP.run("lerp_Tensor", dt, (a0, a1, a2), ())
     if r is None:
         try:
@@ -3262,7 +3262,7 @@ def lerp_Tensor_out(input, end, weight, out):
     else:
         dt, a0, a1, a2 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end, weight))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel or a2.size >= _CPP.min_numel:
+    if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work or a2.size * 3 >= _CPP.min_work:
         r = _CPP.run("lerp_Tensor", dt, (a0, a1, a2), ())
     if r is None:
         try:
@@ -4281,7 +4281,7 @@ def leaky_relu(input, negative_slope):
     else:
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("leaky_relu", dt, (a0,), (negative_slope,))
     if r is None:
         try:
@@ -4312,7 +4312,7 @@ def leaky_relu_inplace(input, negative_slope):
     else:
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("leaky_relu", dt, (a0,), (negative_slope,))
     if r is None:
         try:
@@ -4334,7 +4334,7 @@ def leaky_relu_out(input, negative_slope, out):
     else:
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("leaky_relu", dt, (a0,), (negative_slope,))
     if r is None:
         try:
@@ -4359,7 +4359,7 @@ def elu(input, alpha, scale, input_scale):
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("elu", dt, (a0,), (alpha, scale, input_scale))
     if r is None:
         try:
@@ -4390,7 +4390,7 @@ def elu_inplace(input, alpha, scale, input_scale):
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("elu", dt, (a0,), (alpha, scale, input_scale))
     if r is None:
         try:
@@ -4412,7 +4412,7 @@ def elu_out(input, alpha, scale, input_scale, out):
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("elu", dt, (a0,), (alpha, scale, input_scale))
     if r is None:
         try:
@@ -4437,7 +4437,7 @@ def silu(input):
     else:
         dt, a0 = _k.operands("silu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 7 >= _CPP.min_work:
         r = _CPP.run("silu", dt, (a0,), ())
     if r is None:
         try:
@@ -4465,7 +4465,7 @@ def silu_inplace(input):
     else:
         dt, a0 = _k.operands("silu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 7 >= _CPP.min_work:
         r = _CPP.run("silu", dt, (a0,), ())
     if r is None:
         try:
@@ -4484,7 +4484,7 @@ def silu_out(input, out):
     else:
         dt, a0 = _k.operands("silu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 7 >= _CPP.min_work:
         r = _CPP.run("silu", dt, (a0,), ())
     if r is None:
         try:
@@ -4563,7 +4563,7 @@ def sigmoid(input):
     else:
         dt, a0 = _k.operands("sigmoid", "float", None, (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 6 >= _CPP.min_work:
         r = _CPP.run("sigmoid", dt, (a0,), ())
     if r is None:
         try:
@@ -4591,7 +4591,7 @@ def sigmoid_inplace(input):
     else:
         dt, a0 = _k.operands("sigmoid", "float", None, (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 6 >= _CPP.min_work:
         r = _CPP.run("sigmoid", dt, (a0,), ())
     if r is None:
         try:
@@ -4610,7 +4610,7 @@ def sigmoid_out(input, out):
     else:
         dt, a0 = _k.operands("sigmoid", "float", None, (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 6 >= _CPP.min_work:
         r = _CPP.run("sigmoid", dt, (a0,), ())
     if r is None:
         try:
@@ -4755,7 +4755,7 @@ def hardtanh(input, min_val, max_val):
     else:
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 4 >= _CPP.min_work:
         r = _CPP.run("hardtanh", dt, (a0,), (min_val, max_val))
     if r is None:
         try:
@@ -4786,7 +4786,7 @@ def hardtanh_inplace(input, min_val, max_val):
     else:
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 4 >= _CPP.min_work:
         r = _CPP.run("hardtanh", dt, (a0,), (min_val, max_val))
     if r is None:
         try:
@@ -4808,7 +4808,7 @@ def hardtanh_out(input, min_val, max_val, out):
     else:
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 4 >= _CPP.min_work:
         r = _CPP.run("hardtanh", dt, (a0,), (min_val, max_val))
     if r is None:
         try:
@@ -4833,7 +4833,7 @@ def hardsigmoid(input):
     else:
         dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 6 >= _CPP.min_work:
         r = _CPP.run("hardsigmoid", dt, (a0,), ())
     if r is None:
         try:
@@ -4861,7 +4861,7 @@ def hardsigmoid_inplace(input):
     else:
         dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 6 >= _CPP.min_work:
         r = _CPP.run("hardsigmoid", dt, (a0,), ())
     if r is None:
         try:
@@ -4880,7 +4880,7 @@ def hardsigmoid_out(input, out):
     else:
         dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 6 >= _CPP.min_work:
         r = _CPP.run("hardsigmoid", dt, (a0,), ())
     if r is None:
         try:
@@ -4902,7 +4902,7 @@ def hardswish(input):
     else:
         dt, a0 = _k.operands("hardswish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 7 >= _CPP.min_work:
         r = _CPP.run("hardswish", dt, (a0,), ())
     if r is None:
         try:
@@ -4930,7 +4930,7 @@ def hardswish_inplace(input):
     else:
         dt, a0 = _k.operands("hardswish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 7 >= _CPP.min_work:
         r = _CPP.run("hardswish", dt, (a0,), ())
     if r is None:
         try:
@@ -4949,7 +4949,7 @@ def hardswish_out(input, out):
     else:
         dt, a0 = _k.operands("hardswish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 7 >= _CPP.min_work:
         r = _CPP.run("hardswish", dt, (a0,), ())
     if r is None:
         try:
@@ -5108,7 +5108,7 @@ def addcmul(input, tensor1, tensor2, value):
     else:
         dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel or a2.size >= _CPP.min_numel:
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcmul", dt, (a0, a1, a2), (value,))
     if r is None:
         try:
@@ -5141,7 +5141,7 @@ def addcmul_inplace(input, tensor1, tensor2, value):
     else:
         dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel or a2.size >= _CPP.min_numel:
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcmul", dt, (a0, a1, a2), (value,))
     if r is None:
         try:
@@ -5165,7 +5165,7 @@ def addcmul_out(input, tensor1, tensor2, value, out):
     else:
         dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel or a2.size >= _CPP.min_numel:
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcmul", dt, (a0, a1, a2), (value,))
     if r is None:
         try:
@@ -5192,7 +5192,7 @@ def addcdiv(input, tensor1, tensor2, value):
     else:
         dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel or a2.size >= _CPP.min_numel:
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcdiv", dt, (a0, a1, a2), (value,))
     if r is None:
         try:
@@ -5225,7 +5225,7 @@ def addcdiv_inplace(input, tensor1, tensor2, value):
     else:
         dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel or a2.size >= _CPP.min_numel:
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcdiv", dt, (a0, a1, a2), (value,))
     if r is None:
         try:
@@ -5249,7 +5249,7 @@ def addcdiv_out(input, tensor1, tensor2, value, out):
     else:
         dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel or a2.size >= _CPP.min_numel:
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcdiv", dt, (a0, a1, a2), (value,))
     if r is None:
         try:
@@ -5335,7 +5335,7 @@ def hypot(input, other):
     else:
         dt, a0, a1 = _k.operands("hypot", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 4 >= _CPP.min_work or a1.size * 4 >= _CPP.min_work:
         r = _CPP.run("hypot", dt, (a0, a1), ())
     if r is None:
         try:
@@ -5364,7 +5364,7 @@ def hypot_inplace(input, other):
     else:
         dt, a0, a1 = _k.operands("hypot", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 4 >= _CPP.min_work or a1.size * 4 >= _CPP.min_work:
         r = _CPP.run("hypot", dt, (a0, a1), ())
     if r is None:
         try:
@@ -5384,7 +5384,7 @@ def hypot_out(input, other, out):
     else:
         dt, a0, a1 = _k.operands("hypot", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 4 >= _CPP.min_work or a1.size * 4 >= _CPP.min_work:
         r = _CPP.run("hypot", dt, (a0, a1), ())
     if r is None:
         try:
@@ -5806,7 +5806,7 @@ def xlogy_Tensor(input, other):
     else:
         dt, a0, a1 = _k.operands("xlogy", "float", None, (input, other))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 6 >= _CPP.min_work or a1.size * 6 >= _CPP.min_work:
         r = _CPP.run("xlogy_Tensor", dt, (a0, a1), ())
     if r is None:
         try:
@@ -5835,7 +5835,7 @@ def xlogy_Tensor_inplace(input, other):
     else:
         dt, a0, a1 = _k.operands("xlogy", "float", None, (input, other))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 6 >= _CPP.min_work or a1.size * 6 >= _CPP.min_work:
         r = _CPP.run("xlogy_Tensor", dt, (a0, a1), ())
     if r is None:
         try:
@@ -5855,7 +5855,7 @@ def xlogy_Tensor_out(input, other, out):
     else:
         dt, a0, a1 = _k.operands("xlogy", "float", None, (input, other))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 6 >= _CPP.min_work or a1.size * 6 >= _CPP.min_work:
         r = _CPP.run("xlogy_Tensor", dt, (a0, a1), ())
     if r is None:
         try:
@@ -5878,7 +5878,7 @@ def special_xlog1py(input, other):
     else:
         dt, a0, a1 = _k.operands("special_xlog1py", "float", None, (input, other))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 6 >= _CPP.min_work or a1.size * 6 >= _CPP.min_work:
         r = _CPP.run("special_xlog1py", dt, (a0, a1), ())
     if r is None:
         try:
@@ -5907,7 +5907,7 @@ def special_xlog1py_inplace(input, other):
     else:
         dt, a0, a1 = _k.operands("special_xlog1py", "float", None, (input, other))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 6 >= _CPP.min_work or a1.size * 6 >= _CPP.min_work:
         r = _CPP.run("special_xlog1py", dt, (a0, a1), ())
     if r is None:
         try:
@@ -5927,7 +5927,7 @@ def special_xlog1py_out(input, other, out):
     else:
         dt, a0, a1 = _k.operands("special_xlog1py", "float", None, (input, other))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 6 >= _CPP.min_work or a1.size * 6 >= _CPP.min_work:
         r = _CPP.run("special_xlog1py", dt, (a0, a1), ())
     if r is None:
         try:
@@ -5949,7 +5949,7 @@ def special_ndtr(input):
     else:
         dt, a0 = _k.operands("special_ndtr", "float", None, (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("special_ndtr", dt, (a0,), ())
     if r is None:
         try:
@@ -5977,7 +5977,7 @@ def special_ndtr_inplace(input):
     else:
         dt, a0 = _k.operands("special_ndtr", "float", None, (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("special_ndtr", dt, (a0,), ())
     if r is None:
         try:
@@ -5996,7 +5996,7 @@ def special_ndtr_out(input, out):
     else:
         dt, a0 = _k.operands("special_ndtr", "float", None, (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("special_ndtr", dt, (a0,), ())
     if r is None:
         try:
@@ -6018,7 +6018,7 @@ def sinc(input):
     else:
         dt, a0 = _k.operands("sinc", "float", None, (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 8 >= _CPP.min_work:
         r = _CPP.run("sinc", dt, (a0,), ())
     if r is None:
         try:
@@ -6046,7 +6046,7 @@ def sinc_inplace(input):
     else:
         dt, a0 = _k.operands("sinc", "float", None, (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 8 >= _CPP.min_work:
         r = _CPP.run("sinc", dt, (a0,), ())
     if r is None:
         try:
@@ -6065,7 +6065,7 @@ def sinc_out(input, out):
     else:
         dt, a0 = _k.operands("sinc", "float", None, (input,))
     r = None
-    if a0.size >= _CPP.min_numel:
+    if a0.size * 8 >= _CPP.min_work:
         r = _CPP.run("sinc", dt, (a0,), ())
     if r is None:
         try:
@@ -6201,7 +6201,7 @@ def heaviside(input, values):
     else:
         dt, a0, a1 = _k.operands("heaviside", "common", None, (input, values))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 4 >= _CPP.min_work or a1.size * 4 >= _CPP.min_work:
         r = _CPP.run("heaviside", dt, (a0, a1), ())
     if r is None:
         try:
@@ -6232,7 +6232,7 @@ def heaviside_inplace(input, values):
     else:
         dt, a0, a1 = _k.operands("heaviside", "common", None, (input, values))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 4 >= _CPP.min_work or a1.size * 4 >= _CPP.min_work:
         r = _CPP.run("heaviside", dt, (a0, a1), ())
     if r is None:
         try:
@@ -6254,7 +6254,7 @@ def heaviside_out(input, values, out):
     else:
         dt, a0, a1 = _k.operands("heaviside", "common", None, (input, values))
     r = None
-    if a0.size >= _CPP.min_numel or a1.size >= _CPP.min_numel:
+    if a0.size * 4 >= _CPP.min_work or a1.size * 4 >= _CPP.min_work:
         r = _CPP.run("heaviside", dt, (a0, a1), ())
     if r is None:
         try:

@@ -33,6 +33,7 @@ class CpuKernelContext(PointwiseKernel):
     follow: tuple[int, ...] = ()  # positions in `tensors` of the zero_dim ones: they take the result dtype
     divisors: tuple[str, ...] = ()  # integer divisors, rendered: checked for zero (kernel_spec.integer_divisors)
     compiled: bool = False  # a compound op: its compiled C++ kernel runs above a size (compound_pointwise.py)
+    passes: int = 1  # the NumPy passes of the compiled kernel's op (the threshold is on elements x passes)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ def cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
         follow=tuple(spec.tensors.index(t) for t in spec.zero_dim),
         divisors=tuple(NUMPY.render(d, names) for d in integer_divisors(spec)),
         compiled=compound_pointwise.is_compiled(f),
+        passes=compound_pointwise.numpy_passes(spec.specialize(numeric_defaults(f))),
     )
 
 

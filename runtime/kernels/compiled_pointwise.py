@@ -4,7 +4,8 @@ machine, called by the NumPy kernels of generated/_cpu_kernels.py above a measur
 Note [Compiled eager pointwise kernels]
 A compound op (Note [Compound pointwise ops] in codegen/render/compound_pointwise.py) makes several NumPy
 passes; its C++ kernel makes one. The generated NumPy kernel of such an op asks `Library.run` first when an
-input has at least `Library.min_numel` elements, and computes with NumPy when it answers None. `run` answers
+input's elements times the op's NumPy passes reach `Library.min_work`, and computes with NumPy when it
+answers None. `run` answers
 only for float32 or float64 arrays of the result dtype that broadcast together, and only once the library
 is loaded; it computes into a new dense array, through the `__contig` entry when every input is dense with
 the output's shape and the `__strided` one otherwise (dims of size 1 dropped and dims that are contiguous
@@ -18,11 +19,16 @@ in every input merged first, so a broadcast or a transposed view costs one loop 
   (`install_builder`). A builder that answers None (no C++ compiler) leaves NumPy in place silently; one that
   raises warns once and leaves NumPy in place. `OPGEN_EAGER_CPP=0` turns the whole path off (read once,
   when generated/_cpu_kernels.py is imported); `wait()` blocks until a build started has finished.
-- Threshold. Below `MIN_NUMEL` elements NumPy's passes are cheaper than the call (argument checks, the
-  ctypes call, the strides of a strided call: about 5 us); bench/bench_eager_compound.py --threshold
-  measures, per op and dtype, the smallest size from which the C++ kernel is the faster one, on a
-  contiguous input, one thread. The cheapest compound ops (frac, rsqrt, hardtanh in float64) cross over
-  near 4096 elements, sigmoid, silu or erf near 256 to 1024; MIN_NUMEL is the former, so no op is slower.
+- Threshold. For a small input NumPy's passes cost less than the call (argument checks, the ctypes call,
+  the strides of a strided call: about 5 us on the build machine), and what the C++ kernel saves grows with
+  the passes it replaces, so the threshold is on the work, elements x passes: `MIN_WORK`.
+  bench/bench_eager_compound.py --threshold measures, per compiled op and dtype, the smallest power-of-two
+  size from which the C++ kernel is the faster at every larger size tried (a contiguous input, one thread,
+  the median of paired rounds). On the 2-core build machine under load (noisy: several runs) that size
+  times the op's passes lay between about 10^4 and 10^5 for the ops of a few cheap passes (lerp, addcmul,
+  hypot, rsqrt, leaky_relu, hardtanh, elu) and far lower for the costly helpers (sigmoid, silu, erf,
+  hardswish: from 64 elements); MIN_WORK = 49152 (lerp's 3 passes: 16384 elements, sigmoid's 6: 8192,
+  erf's per-element Python: 492) keeps those ops on NumPy where it was measured the faster.
 - Results. Each kernel computes in its dtype, rounding at every step, as the NumPy kernel does; constants and
   the `op_*` functions (opgen_math.cuh, the C library's) may round differently from NumPy's loops, within a
   few units in the last place of the dtype. Gradients are unchanged: the backward formulas call the same
@@ -43,8 +49,8 @@ from typing import Any
 
 import numpy as np
 
-MIN_NUMEL = 4096
-NEVER = 1 << 62  # min_numel of a library that is off
+MIN_WORK = 49152  # elements x NumPy passes (Note [Compiled eager pointwise kernels]: Threshold)
+NEVER = 1 << 62  # min_work of a library that is off
 ENV = "OPGEN_EAGER_CPP"
 
 Builder = Callable[[str], "ctypes.CDLL | None"]
@@ -86,7 +92,7 @@ class Library:
 
     def __init__(self, source: Path, *, enabled: bool | None = None) -> None:
         self.source = source
-        self.min_numel = MIN_NUMEL if (enabled_by_environment() if enabled is None else enabled) else NEVER
+        self.min_work = MIN_WORK if (enabled_by_environment() if enabled is None else enabled) else NEVER
         self.state = "idle"  # idle -> building -> ready | unavailable | failed
         self.build_seconds: float | None = None
         self._lib: ctypes.CDLL | None = None
@@ -98,7 +104,7 @@ class Library:
     # -- building ----------------------------------------------------------------------------------
     def start(self) -> None:
         """Start the background build, once (a no-op when off, started or without a builder)."""
-        if self.state != "idle" or self.min_numel >= NEVER:
+        if self.state != "idle" or self.min_work >= NEVER:
             return
         with self._lock:
             if self.state != "idle":
@@ -181,7 +187,7 @@ class Library:
         except (TypeError, ValueError, OverflowError):
             return None
         n = math.prod(shape)
-        if n < self.min_numel:
+        if n == 0:
             return None
         ptrs = [pointer(a) for a in arrays]
         if any(p % itemsize for p in ptrs):

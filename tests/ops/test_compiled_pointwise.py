@@ -24,7 +24,7 @@ import pytest
 import generated as G
 from codegen.api_python import kernel_name
 from codegen.loading import load_model
-from codegen.render.compound_pointwise import is_compiled
+from codegen.render.compound_pointwise import is_compiled, numpy_passes
 from codegen.schema_parser import default_value
 from generated import _cpu_kernels as K
 from runtime.compile import cpp_build
@@ -61,11 +61,11 @@ class Spy:
 def both(library: cp.Library, fn: Any, *args: Any) -> tuple[Any, Any, int]:
     """fn(*args) on NumPy and on the compiled kernels, and how many calls the library answered."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(library, "min_numel", cp.NEVER)
+        mp.setattr(library, "min_work", cp.NEVER)
         numpy_result = fn(*args)
         spy = Spy(library)
         mp.setattr(library, "run", spy)
-        mp.setattr(library, "min_numel", 1)
+        mp.setattr(library, "min_work", 1)
         compiled_result = fn(*args)
     return numpy_result, compiled_result, spy.answered
 
@@ -174,11 +174,12 @@ def test_compiled_equals_numpy(lib: cp.Library, f: Any, dtype: Any) -> None:
 def test_small_tensors_integers_and_other_forms(lib: cp.Library, monkeypatch: pytest.MonkeyPatch) -> None:
     spy = Spy(lib)
     monkeypatch.setattr(lib, "run", spy)
-    G.sigmoid(G.randn(lib.min_numel // 2))  # below the threshold: not even asked
+    passes = numpy_passes(next(f for f in OPS if str(f.func.name) == "sigmoid").pointwise)
+    G.sigmoid(G.randn(lib.min_work // passes - 1))  # below the threshold: not even asked
     assert spy.answered == 0
-    G.sigmoid(G.randn(lib.min_numel))
+    G.sigmoid(G.randn(lib.min_work // passes + 1))
     assert spy.answered == 1
-    monkeypatch.setattr(lib, "min_numel", 1)
+    monkeypatch.setattr(lib, "min_work", 1)
     ints = G.arange(5000).reshape(50, 100)
     from_ints = G.sigmoid(ints)  # promoted to float32, then compiled
     assert spy.answered == 2 and from_ints.dtype == G.float32
@@ -189,7 +190,7 @@ def test_small_tensors_integers_and_other_forms(lib: cp.Library, monkeypatch: py
     G.hypot(x, y, out=out)
     z = x.clone().sigmoid_()
     assert spy.answered == 4
-    monkeypatch.setattr(lib, "min_numel", cp.NEVER)
+    monkeypatch.setattr(lib, "min_work", cp.NEVER)
     agree(from_ints.numpy(), G.sigmoid(ints).numpy(), [ints.numpy()], "sigmoid of int64")
     np.testing.assert_array_equal(G.addcmul(ints, ints, ints, value=2).numpy(), ints.numpy() * ints.numpy() * 2
                                   + ints.numpy())
@@ -280,7 +281,7 @@ def test_a_failing_build_warns_once_and_no_compiler_says_nothing(tmp_path: Path,
         assert absent.wait(60) == "unavailable"
         assert absent.run("tiny", G.float32, (x,), ()) is None
     off = cp.Library(source, enabled=False)
-    assert off.min_numel == cp.NEVER and off.wait(1) == "idle"
+    assert off.min_work == cp.NEVER and off.wait(1) == "idle"
 
 
 def _run(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -331,7 +332,7 @@ def test_without_a_compiler(tmp_path: Path) -> None:
 def test_the_environment_turns_it_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(cp.ENV, "0")
     off = cp.Library(_tiny_source(tmp_path))  # as generated/_cpu_kernels.py makes its library at import
-    assert off.min_numel == cp.NEVER
+    assert off.min_work == cp.NEVER
     assert off.run("tiny", G.float32, (G.randn(10_000).numpy(),), ()) is None and off.state == "idle"
     monkeypatch.setenv(cp.ENV, "1")
-    assert cp.Library(_tiny_source(tmp_path)).min_numel == cp.MIN_NUMEL
+    assert cp.Library(_tiny_source(tmp_path)).min_work == cp.MIN_WORK
