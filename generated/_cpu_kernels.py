@@ -2935,14 +2935,10 @@ def frac(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("frac", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    r = None
-    if a0.size * 2 >= _CPP.min_work:
-        r = _CPP.run("frac", dt, (a0,), ())
-    if r is None:
-        try:
-            r = (a0 - np.trunc(a0))
-        except ValueError:
-            _k.broadcast_error("frac", a0)
+    try:
+        r = (a0 - np.trunc(a0))
+    except ValueError:
+        _k.broadcast_error("frac", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -2963,14 +2959,10 @@ def frac_inplace(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("frac", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    r = None
-    if a0.size * 2 >= _CPP.min_work:
-        r = _CPP.run("frac", dt, (a0,), ())
-    if r is None:
-        try:
-            r = (a0 - np.trunc(a0))
-        except ValueError:
-            _k.broadcast_error("frac", a0)
+    try:
+        r = (a0 - np.trunc(a0))
+    except ValueError:
+        _k.broadcast_error("frac", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("frac_", input, r, dt, ())
@@ -2982,14 +2974,10 @@ def frac_out(input, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("frac", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    r = None
-    if a0.size * 2 >= _CPP.min_work:
-        r = _CPP.run("frac", dt, (a0,), ())
-    if r is None:
-        try:
-            r = (a0 - np.trunc(a0))
-        except ValueError:
-            _k.broadcast_error("frac", a0)
+    try:
+        r = (a0 - np.trunc(a0))
+    except ValueError:
+        _k.broadcast_error("frac", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("frac", out, r, dt, (input,))

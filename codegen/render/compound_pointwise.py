@@ -15,9 +15,9 @@ dtype (each computed in its own dtype), so an op is compiled only when its spec 
 tensor as a condition or as a 0-d value, and makes a floating result (not `promote: bool`).
 An op whose spec calls a function of `NOT_VECTORISED` is left to NumPy (unless its NumPy kernel calls Python
 per element): its loop would run an element at a time (measured slower than NumPy's vector loops: mish,
-softplus, logaddexp). The expression is the CUDA renderer's (one spec, every backend: the `op_*` functions of
-runtime/cuda/include/opgen_math.cuh, compiled for the host as G.compile's fused kernels are), except that a
-conditional evaluates both sides and then chooses (`HostRenderer`), so that the loop vectorises.
+softplus, logaddexp, frac). The expression is the CUDA renderer's (one spec, every backend: the `op_*`
+functions of runtime/cuda/include/opgen_math.cuh, compiled for the host as G.compile's fused kernels are),
+except that a choice blends two computed values (`HostRenderer`), so that the loop vectorises.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import jinja2
 
 from codegen.api_python import kernel_name
 from codegen.gen_cuda import cxx_name
-from codegen.kernel_spec import FUNCTIONS, CudaRenderer, PointwiseSpec, condition_tensors
+from codegen.kernel_spec import FUNCTIONS, CudaRenderer, FunctionRule, PointwiseSpec, condition_tensors
 from codegen.literals import comment_text
 from codegen.model import SchemaKind
 from codegen.native import NativeFunction
@@ -45,9 +45,10 @@ HELPER_PASSES: dict[str, int] = {
     "_k.sign": 1, "_k.erf": PER_ELEMENT, "_k.erfc": 1, "_k.lgamma": 1, "_k.power": 1, "_k.where": 1,
     "_k.shl": 3, "_k.shr": 3, "_k.sigmoid": 6, "_k.log_sigmoid": 3,
 }
-# The functions whose host form (opgen_math.cuh) calls fmaxf/fminf, which the compiler vectorises only under
-# fast-math: a loop that calls one runs an element at a time, and loses to NumPy's vector loops.
-NOT_VECTORISED = frozenset({"maximum", "minimum", "softplus", "log_sigmoid"})
+# The functions whose host form (opgen_math.cuh) the compiler does not vectorise without fast-math or
+# -fno-trapping-math: fmaxf/fminf (maximum, minimum, softplus, log_sigmoid) and the rounding functions (truncf
+# ...). A loop that calls one runs an element at a time and loses to NumPy's vector loops.
+NOT_VECTORISED = frozenset({"maximum", "minimum", "softplus", "log_sigmoid", "trunc", "floor", "ceil", "round"})
 COMPILED_DTYPES = ("float32", "float64")
 SOURCE = "cpu/compound_pointwise.cpp"  # the output, relative to generated/  # name -> its C++ type in the template
 
@@ -122,11 +123,18 @@ def is_compiled(f: NativeFunction) -> bool:
 
 
 class HostRenderer(CudaRenderer):
-    """The CUDA renderer's C++, with `a if c else b` evaluating both sides and then choosing (op_where), so
-    that the compiler vectorises the loop (it does not speculate a branch's arithmetic, which could trap)."""
+    """The CUDA renderer's C++, with every choice (`a if c else b`, `where(c, a, b)`) a blend of both values
+    (`opgen_eager::blend` in the template): the compiler does not move a branch's arithmetic out of its branch
+    (it could trap), so a conditional expression leaves the loop scalar; a blend of values computed before it
+    vectorises."""
 
     def select(self, test: str, body: str, orelse: str) -> str:
-        return f"op_where({test}, {body}, {orelse})"
+        return f"opgen_eager::blend({test}, {body}, {orelse})"
+
+    def call(self, rule: FunctionRule, args: list[str]) -> str:
+        if rule.name == "where":
+            return self.select(*args)
+        return super().call(rule, args)
 
 
 HOST = HostRenderer()

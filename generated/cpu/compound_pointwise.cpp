@@ -10,7 +10,33 @@
 // The output is always dense; `in<k>` are the tensor arguments and `s<k>` the scalar ones (as double, cast
 // to the dtype as NumPy treats a Python number).
 
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
 namespace opgen_eager {
+
+// `c ? a : b` of two values already computed, as a bit blend for float and double: no branch, so the loop
+// vectorises (HostRenderer in codegen/render/compound_pointwise.py). The result type is the common one of a
+// and b, as op_where's.
+template <typename C, typename A, typename B>
+static inline auto blend(const C c, const A a, const B b) {
+  typedef decltype(A() + B()) T;
+  const T x = static_cast<T>(a), y = static_cast<T>(b);
+  if constexpr (std::is_floating_point_v<T>) {
+    typedef std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t> U;
+    U bx, by;
+    std::memcpy(&bx, &x, sizeof(T));
+    std::memcpy(&by, &y, sizeof(T));
+    const U mask = U(0) - static_cast<U>(c != C(0));
+    const U r = (bx & mask) | (by & ~mask);
+    T out;
+    std::memcpy(&out, &r, sizeof(T));
+    return out;
+  } else {
+    return c != C(0) ? x : y;
+  }
+}
 
 // The rows (all dims but the last) of a strided operation in row-major order: `offset[k]` is input k's
 // element offset at the start of the current row.
@@ -173,7 +199,7 @@ extern "C" void addcmul__float64__strided(const int ndim, const long long* meta,
 // elu: self * scale if self > 0 else expm1(self * input_scale) * (alpha * scale)  (6 NumPy passes)
 template <typename T>
 static inline T elu__f(const T a_self, const T a_alpha, const T a_scale, const T a_input_scale) {
-  return static_cast<T>(op_where((a_self > 0), (a_self * a_scale), (op_expm1((a_self * a_input_scale)) * (a_alpha * a_scale))));
+  return static_cast<T>(opgen_eager::blend((a_self > 0), (a_self * a_scale), (op_expm1((a_self * a_input_scale)) * (a_alpha * a_scale))));
 }
 
 extern "C" void elu__float32__contig(const long long n, float* __restrict out,
@@ -286,62 +312,10 @@ extern "C" void erf__float64__strided(const int ndim, const long long* meta, dou
   } while (rows.next());
 }
 
-// frac: self - trunc(self)  (2 NumPy passes)
-template <typename T>
-static inline T frac__f(const T a_self) {
-  return static_cast<T>((a_self - op_trunc(a_self)));
-}
-
-extern "C" void frac__float32__contig(const long long n, float* __restrict out,
-    const float* __restrict in0) {
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = frac__f<float>(in0[i]);
-  }
-}
-
-extern "C" void frac__float32__strided(const int ndim, const long long* meta, float* __restrict out,
-    const float* in0) {
-  opgen_eager::Rows<1> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  float* row = out;
-  do {
-    const float* p0 = in0 + rows.offset[0];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = frac__f<float>(p0[j * st0]);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
-extern "C" void frac__float64__contig(const long long n, double* __restrict out,
-    const double* __restrict in0) {
-#pragma omp simd
-  for (long long i = 0; i < n; ++i) {
-    out[i] = frac__f<double>(in0[i]);
-  }
-}
-
-extern "C" void frac__float64__strided(const int ndim, const long long* meta, double* __restrict out,
-    const double* in0) {
-  opgen_eager::Rows<1> rows(ndim, meta);
-  const long long inner = meta[ndim - 1];
-  const long long st0 = rows.inner_stride(0);
-  double* row = out;
-  do {
-    const double* p0 = in0 + rows.offset[0];
-    for (long long j = 0; j < inner; ++j) {
-      row[j] = frac__f<double>(p0[j * st0]);
-    }
-    row += inner;
-  } while (rows.next());
-}
-
 // hardsigmoid: 0.0 if self <= -3 else 1.0 if self >= 3 else self / 6 + 0.5  (6 NumPy passes)
 template <typename T>
 static inline T hardsigmoid__f(const T a_self) {
-  return static_cast<T>(op_where((a_self <= (-3)), 0.0, op_where((a_self >= 3), 1.0, ((a_self / 6) + 0.5))));
+  return static_cast<T>(opgen_eager::blend((a_self <= (-3)), 0.0, opgen_eager::blend((a_self >= 3), 1.0, ((a_self / 6) + 0.5))));
 }
 
 extern "C" void hardsigmoid__float32__contig(const long long n, float* __restrict out,
@@ -393,7 +367,7 @@ extern "C" void hardsigmoid__float64__strided(const int ndim, const long long* m
 // hardswish: 0.0 if self <= -3 else self if self >= 3 else self * (self + 3) / 6  (7 NumPy passes)
 template <typename T>
 static inline T hardswish__f(const T a_self) {
-  return static_cast<T>(op_where((a_self <= (-3)), 0.0, op_where((a_self >= 3), a_self, ((a_self * (a_self + 3)) / 6))));
+  return static_cast<T>(opgen_eager::blend((a_self <= (-3)), 0.0, opgen_eager::blend((a_self >= 3), a_self, ((a_self * (a_self + 3)) / 6))));
 }
 
 extern "C" void hardswish__float32__contig(const long long n, float* __restrict out,
@@ -445,7 +419,7 @@ extern "C" void hardswish__float64__strided(const int ndim, const long long* met
 // hardtanh: min_val if self < min_val else max_val if self > max_val else self  (4 NumPy passes)
 template <typename T>
 static inline T hardtanh__f(const T a_self, const T a_min_val, const T a_max_val) {
-  return static_cast<T>(op_where((a_self < a_min_val), a_min_val, op_where((a_self > a_max_val), a_max_val, a_self)));
+  return static_cast<T>(opgen_eager::blend((a_self < a_min_val), a_min_val, opgen_eager::blend((a_self > a_max_val), a_max_val, a_self)));
 }
 
 extern "C" void hardtanh__float32__contig(const long long n, float* __restrict out,
@@ -505,7 +479,7 @@ extern "C" void hardtanh__float64__strided(const int ndim, const long long* meta
 // heaviside: where(self == 0, values, where(self > 0, 1, 0))  (4 NumPy passes)
 template <typename T>
 static inline T heaviside__f(const T a_self, const T a_values) {
-  return static_cast<T>(op_where((a_self == 0), a_values, op_where((a_self > 0), 1, 0)));
+  return static_cast<T>(opgen_eager::blend((a_self == 0), a_values, opgen_eager::blend((a_self > 0), 1, 0)));
 }
 
 extern "C" void heaviside__float32__contig(const long long n, float* __restrict out,
@@ -617,7 +591,7 @@ extern "C" void hypot__float64__strided(const int ndim, const long long* meta, d
 // leaky_relu: self if self > 0 else self * negative_slope  (3 NumPy passes)
 template <typename T>
 static inline T leaky_relu__f(const T a_self, const T a_negative_slope) {
-  return static_cast<T>(op_where((a_self > 0), a_self, (a_self * a_negative_slope)));
+  return static_cast<T>(opgen_eager::blend((a_self > 0), a_self, (a_self * a_negative_slope)));
 }
 
 extern "C" void leaky_relu__float32__contig(const long long n, float* __restrict out,
@@ -949,7 +923,7 @@ extern "C" void silu__float64__strided(const int ndim, const long long* meta, do
 // sinc: where(self == 0, 1.0, sin(self * 3.141592653589793) / where(self == 0, 1.0, self * 3.141592653589793))  (8 NumPy passes)
 template <typename T>
 static inline T sinc__f(const T a_self) {
-  return static_cast<T>(op_where((a_self == 0), 1.0, (op_sin((a_self * 3.141592653589793)) / op_where((a_self == 0), 1.0, (a_self * 3.141592653589793)))));
+  return static_cast<T>(opgen_eager::blend((a_self == 0), 1.0, (op_sin((a_self * 3.141592653589793)) / opgen_eager::blend((a_self == 0), 1.0, (a_self * 3.141592653589793)))));
 }
 
 extern "C" void sinc__float32__contig(const long long n, float* __restrict out,
@@ -1053,7 +1027,7 @@ extern "C" void special_ndtr__float64__strided(const int ndim, const long long* 
 // special_xlog1py: where(isnan(other), other, where(self == 0, 0, self * log1p(other)))  (6 NumPy passes)
 template <typename T>
 static inline T special_xlog1py__f(const T a_self, const T a_other) {
-  return static_cast<T>(op_where(op_isnan(a_other), a_other, op_where((a_self == 0), 0, (a_self * op_log1p(a_other)))));
+  return static_cast<T>(opgen_eager::blend(op_isnan(a_other), a_other, opgen_eager::blend((a_self == 0), 0, (a_self * op_log1p(a_other)))));
 }
 
 extern "C" void special_xlog1py__float32__contig(const long long n, float* __restrict out,
@@ -1109,7 +1083,7 @@ extern "C" void special_xlog1py__float64__strided(const int ndim, const long lon
 // threshold_backward: where(self > threshold, grad_output, 0)  (2 NumPy passes)
 template <typename T>
 static inline T threshold_backward__f(const T a_grad_output, const T a_self, const T a_threshold) {
-  return static_cast<T>(op_where((a_self > a_threshold), a_grad_output, 0));
+  return static_cast<T>(opgen_eager::blend((a_self > a_threshold), a_grad_output, 0));
 }
 
 extern "C" void threshold_backward__float32__contig(const long long n, float* __restrict out,
@@ -1169,7 +1143,7 @@ extern "C" void threshold_backward__float64__strided(const int ndim, const long 
 // xlogy_Tensor: where(isnan(other), other, where(self == 0, 0, self * log(other)))  (6 NumPy passes)
 template <typename T>
 static inline T xlogy_Tensor__f(const T a_self, const T a_other) {
-  return static_cast<T>(op_where(op_isnan(a_other), a_other, op_where((a_self == 0), 0, (a_self * op_log(a_other)))));
+  return static_cast<T>(opgen_eager::blend(op_isnan(a_other), a_other, opgen_eager::blend((a_self == 0), 0, (a_self * op_log(a_other)))));
 }
 
 extern "C" void xlogy_Tensor__float32__contig(const long long n, float* __restrict out,

@@ -222,8 +222,9 @@ def test_gradients_are_unchanged(lib: cp.Library) -> None:
         with np.errstate(all="ignore"):
             eager, compiled, answered = both(lib, grads, f, arrays, _scalars(f, False))
         assert answered >= 1, f.func.name
-        for e, c, a in zip(eager, compiled, arrays, strict=True):
-            agree(c, e, [a], f"grad of {f.func.name}")
+        for e, c in zip(eager, compiled, strict=True):
+            # float64; a formula may divide the forward's rounding by a small input (sinc's by x): 1e-9
+            np.testing.assert_allclose(c, e, rtol=1e-9, atol=1e-9, equal_nan=True, err_msg=f"grad of {f.func.name}")
         checked += 1
     assert checked >= 12
 
