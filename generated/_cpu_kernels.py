@@ -4425,7 +4425,7 @@ def silu(input):
     else:
         dt, a0 = _k.operands("silu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size * 7 >= _CPP.min_work:
+    if a0.size * 11 >= _CPP.min_work:
         r = _CPP.run("silu", dt, (a0,), ())
     if r is None:
         try:
@@ -4453,7 +4453,7 @@ def silu_inplace(input):
     else:
         dt, a0 = _k.operands("silu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size * 7 >= _CPP.min_work:
+    if a0.size * 11 >= _CPP.min_work:
         r = _CPP.run("silu", dt, (a0,), ())
     if r is None:
         try:
@@ -4472,7 +4472,7 @@ def silu_out(input, out):
     else:
         dt, a0 = _k.operands("silu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
     r = None
-    if a0.size * 7 >= _CPP.min_work:
+    if a0.size * 11 >= _CPP.min_work:
         r = _CPP.run("silu", dt, (a0,), ())
     if r is None:
         try:
@@ -4551,7 +4551,7 @@ def sigmoid(input):
     else:
         dt, a0 = _k.operands("sigmoid", "float", None, (input,))
     r = None
-    if a0.size * 6 >= _CPP.min_work:
+    if a0.size * 10 >= _CPP.min_work:
         r = _CPP.run("sigmoid", dt, (a0,), ())
     if r is None:
         try:
@@ -4579,7 +4579,7 @@ def sigmoid_inplace(input):
     else:
         dt, a0 = _k.operands("sigmoid", "float", None, (input,))
     r = None
-    if a0.size * 6 >= _CPP.min_work:
+    if a0.size * 10 >= _CPP.min_work:
         r = _CPP.run("sigmoid", dt, (a0,), ())
     if r is None:
         try:
@@ -4598,7 +4598,7 @@ def sigmoid_out(input, out):
     else:
         dt, a0 = _k.operands("sigmoid", "float", None, (input,))
     r = None
-    if a0.size * 6 >= _CPP.min_work:
+    if a0.size * 10 >= _CPP.min_work:
         r = _CPP.run("sigmoid", dt, (a0,), ())
     if r is None:
         try:

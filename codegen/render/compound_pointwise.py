@@ -8,7 +8,7 @@ a C++ loop makes one, whatever the expression. The gain is there only when the N
 one pass, so an op is *compound* when `numpy_passes(spec)` > 1: each operator or function applied to a
 tensor value costs one pass (operators between scalars only are folded by Python and cost none), and a call
 costs what its NumPy spelling of kernel_spec.FUNCTIONS does (`np.reciprocal(np.sqrt(x))` two; the helpers
-of runtime/kernels/cpu_pointwise.py by `HELPER_PASSES`, e.g. `_k.sigmoid` six and `_k.erf`, a Python call
+of runtime/kernels/cpu_pointwise.py by `HELPER_PASSES`, e.g. `_k.sigmoid` ten and `_k.erf`, a Python call
 per element, `PER_ELEMENT`). sigmoid, silu, softplus, mish, elu, logaddexp, lerp, addcmul, hardswish, erf
 are compound; exp, add, relu, maximum are not. The C++ kernels exist for float32 and float64 inputs of one
 dtype (each computed in its own dtype), so an op is compiled only when its spec accepts both, reads no
@@ -43,7 +43,8 @@ PER_ELEMENT = 100  # a helper that calls Python once per element (np.vectorize) 
 # (tests/codegen/test_compound_pointwise.py checks that every helper it calls is listed).
 HELPER_PASSES: dict[str, int] = {
     "_k.sign": 1, "_k.erf": PER_ELEMENT, "_k.erfc": 1, "_k.lgamma": 1, "_k.power": 1, "_k.where": 1,
-    "_k.shl": 3, "_k.shr": 3, "_k.sigmoid": 6, "_k.log_sigmoid": 3,
+    "_k.shl": 3, "_k.shr": 3, "_k.log_sigmoid": 3,
+    "_k.sigmoid": 10,  # a comparison and its inverse, a negation, two zero fills, two exps, two sums, two divisions
 }
 # The functions whose host form (opgen_math.cuh) the compiler does not vectorise without fast-math or
 # -fno-trapping-math: fmaxf/fminf (maximum, minimum, softplus, log_sigmoid) and the rounding functions (truncf
@@ -150,6 +151,11 @@ class CompoundOp:
     scalars: tuple[str, ...]
     expr: str
     passes: int
+
+    @property
+    def cost(self) -> str:
+        """What the NumPy kernel costs, as comment text."""
+        return "NumPy: a Python call per element" if self.passes >= PER_ELEMENT else f"{self.passes} NumPy passes"
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ in every input merged first, so a broadcast or a transposed view costs one loop 
 - Building. The first call that reaches `run` starts one background thread that compiles the whole source
   with G.compile's toolchain (runtime/compile/cpp_build.py: the system C++ compiler, the on-disk cache of
   Note [The compiled-kernel cache], which verifies an entry's SHA-256 before it is loaded and rebuilds a
-  corrupted one). Until it is loaded the ops run on NumPy, so no call waits for the compiler (about 9 s on
-  the 2-core build machine under load; loading the cached library takes about 10 ms). The layers allow
+  corrupted one). Until it is loaded the ops run on NumPy, so no call waits for the compiler (11 to 40 s on
+  the shared 2-core build machine, by its load; from the cache, 0.2 to 0.7 s, most of it importing
+  runtime.compile on the build thread). The layers allow
   runtime.kernels no import of runtime.compile: the top layer (runtime/api.py) installs the builder
   (`install_builder`). A builder that answers None (no C++ compiler) leaves NumPy in place silently; one that
   raises warns once and leaves NumPy in place. `OPGEN_EAGER_CPP=0` turns the whole path off (read once,
@@ -24,11 +25,12 @@ in every input merged first, so a broadcast or a transposed view costs one loop 
   the passes it replaces, so the threshold is on the work, elements x passes: `MIN_WORK`.
   bench/bench_eager_compound.py --threshold measures, per compiled op and dtype, the smallest power-of-two
   size from which the C++ kernel is the faster at every larger size tried (a contiguous input, one thread,
-  the median of paired rounds). On the 2-core build machine under load (noisy: several runs) that size
-  times the op's passes lay between about 10^4 and 10^5 for the ops of a few cheap passes (lerp, addcmul,
-  hypot, rsqrt, leaky_relu, hardtanh, elu) and far lower for the costly helpers (sigmoid, silu, erf,
-  hardswish: from 64 elements); MIN_WORK = 49152 (lerp's 3 passes: 16384 elements, sigmoid's 6: 8192,
-  erf's per-element Python: 492) keeps those ops on NumPy where it was measured the faster.
+  the median of paired rounds' ratios). On the shared 2-core build machine (load 7 to 15: each figure moved
+  by 4x between runs) that size times the op's passes was 400 to 5000 for the ops of costly helpers or
+  many passes (sigmoid, erf, hardswish, hardtanh, elu), 10^4 to 5 10^4 for leaky_relu, rsqrt, hypot,
+  hardsigmoid, and 2.5 10^4 to 4 10^5 for lerp, addcmul, addcdiv, xlogy (float32 the highest). MIN_WORK
+  = 65536 keeps the few-pass ops on NumPy to about 2 10^4 elements (lerp's 3 passes: 21846; sigmoid's 10:
+  6554; erf, a Python call per element: 656); near the threshold either way costs a few microseconds.
 - Results. Each kernel computes in its dtype, rounding at every step, as the NumPy kernel does; constants and
   the `op_*` functions (opgen_math.cuh, the C library's) may round differently from NumPy's loops, within a
   few units in the last place of the dtype. Gradients are unchanged: the backward formulas call the same
@@ -49,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-MIN_WORK = 49152  # elements x NumPy passes (Note [Compiled eager pointwise kernels]: Threshold)
+MIN_WORK = 65536  # elements x NumPy passes (Note [Compiled eager pointwise kernels]: Threshold)
 NEVER = 1 << 62  # min_work of a library that is off
 ENV = "OPGEN_EAGER_CPP"
 
