@@ -4493,10 +4493,14 @@ def mish(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = (a0 * np.tanh(np.logaddexp(0, a0)))
-    except ValueError:
-        _k.broadcast_error("mish", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("mish", dt, (a0,), ())
+    if r is None:
+        try:
+            r = (a0 * np.tanh(np.logaddexp(0, a0)))
+        except ValueError:
+            _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4517,10 +4521,14 @@ def mish_inplace(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = (a0 * np.tanh(np.logaddexp(0, a0)))
-    except ValueError:
-        _k.broadcast_error("mish", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("mish", dt, (a0,), ())
+    if r is None:
+        try:
+            r = (a0 * np.tanh(np.logaddexp(0, a0)))
+        except ValueError:
+            _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("mish_", input, r, dt, ())
@@ -4532,10 +4540,14 @@ def mish_out(input, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = (a0 * np.tanh(np.logaddexp(0, a0)))
-    except ValueError:
-        _k.broadcast_error("mish", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("mish", dt, (a0,), ())
+    if r is None:
+        try:
+            r = (a0 * np.tanh(np.logaddexp(0, a0)))
+        except ValueError:
+            _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("mish", out, r, dt, (input,))
@@ -4619,10 +4631,14 @@ def log_sigmoid(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = _k.log_sigmoid(a0)
-    except ValueError:
-        _k.broadcast_error("log_sigmoid", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("log_sigmoid", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.log_sigmoid(a0)
+        except ValueError:
+            _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4643,10 +4659,14 @@ def log_sigmoid_inplace(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = _k.log_sigmoid(a0)
-    except ValueError:
-        _k.broadcast_error("log_sigmoid", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("log_sigmoid", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.log_sigmoid(a0)
+        except ValueError:
+            _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("log_sigmoid_", input, r, dt, ())
@@ -4658,10 +4678,14 @@ def log_sigmoid_out(input, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = _k.log_sigmoid(a0)
-    except ValueError:
-        _k.broadcast_error("log_sigmoid", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("log_sigmoid", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.log_sigmoid(a0)
+        except ValueError:
+            _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("log_sigmoid", out, r, dt, (input,))
@@ -4676,13 +4700,17 @@ def softplus(input, beta, threshold):
         a0 = input._data
     else:
         dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        if beta == 1 and threshold == 20:
-            r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
-        else:
-            r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
-    except ValueError:
-        _k.broadcast_error("softplus", a0)
+    r = None
+    if a0.size * 4 >= _CPP.min_work:
+        r = _CPP.run("softplus", dt, (a0,), (beta, threshold))
+    if r is None:
+        try:
+            if beta == 1 and threshold == 20:
+                r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+            else:
+                r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+        except ValueError:
+            _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4703,13 +4731,17 @@ def softplus_inplace(input, beta, threshold):
         a0 = input._data
     else:
         dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        if beta == 1 and threshold == 20:
-            r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
-        else:
-            r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
-    except ValueError:
-        _k.broadcast_error("softplus", a0)
+    r = None
+    if a0.size * 4 >= _CPP.min_work:
+        r = _CPP.run("softplus", dt, (a0,), (beta, threshold))
+    if r is None:
+        try:
+            if beta == 1 and threshold == 20:
+                r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+            else:
+                r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+        except ValueError:
+            _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("softplus_", input, r, dt, ())
@@ -4721,13 +4753,17 @@ def softplus_out(input, beta, threshold, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        if beta == 1 and threshold == 20:
-            r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
-        else:
-            r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
-    except ValueError:
-        _k.broadcast_error("softplus", a0)
+    r = None
+    if a0.size * 4 >= _CPP.min_work:
+        r = _CPP.run("softplus", dt, (a0,), (beta, threshold))
+    if r is None:
+        try:
+            if beta == 1 and threshold == 20:
+                r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+            else:
+                r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+        except ValueError:
+            _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("softplus", out, r, dt, (input,))
@@ -5262,10 +5298,14 @@ def logaddexp(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    try:
-        r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
-    except ValueError:
-        _k.broadcast_error("logaddexp", a0, a1)
+    r = None
+    if a0.size * 11 >= _CPP.min_work or a1.size * 11 >= _CPP.min_work:
+        r = _CPP.run("logaddexp", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
+        except ValueError:
+            _k.broadcast_error("logaddexp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -5287,10 +5327,14 @@ def logaddexp_inplace(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    try:
-        r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
-    except ValueError:
-        _k.broadcast_error("logaddexp", a0, a1)
+    r = None
+    if a0.size * 11 >= _CPP.min_work or a1.size * 11 >= _CPP.min_work:
+        r = _CPP.run("logaddexp", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
+        except ValueError:
+            _k.broadcast_error("logaddexp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("logaddexp_", input, r, dt, (other,))
@@ -5303,10 +5347,14 @@ def logaddexp_out(input, other, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    try:
-        r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
-    except ValueError:
-        _k.broadcast_error("logaddexp", a0, a1)
+    r = None
+    if a0.size * 11 >= _CPP.min_work or a1.size * 11 >= _CPP.min_work:
+        r = _CPP.run("logaddexp", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
+        except ValueError:
+            _k.broadcast_error("logaddexp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("logaddexp", out, r, dt, (input, other))
@@ -6072,10 +6120,14 @@ def fmax(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmax", "common", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
-    except ValueError:
-        _k.broadcast_error("fmax", a0, a1)
+    r = None
+    if a0.size * 5 >= _CPP.min_work or a1.size * 5 >= _CPP.min_work:
+        r = _CPP.run("fmax", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
+        except ValueError:
+            _k.broadcast_error("fmax", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -6097,10 +6149,14 @@ def fmax_inplace(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmax", "common", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
-    except ValueError:
-        _k.broadcast_error("fmax", a0, a1)
+    r = None
+    if a0.size * 5 >= _CPP.min_work or a1.size * 5 >= _CPP.min_work:
+        r = _CPP.run("fmax", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
+        except ValueError:
+            _k.broadcast_error("fmax", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("fmax_", input, r, dt, (other,))
@@ -6113,10 +6169,14 @@ def fmax_out(input, other, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmax", "common", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
-    except ValueError:
-        _k.broadcast_error("fmax", a0, a1)
+    r = None
+    if a0.size * 5 >= _CPP.min_work or a1.size * 5 >= _CPP.min_work:
+        r = _CPP.run("fmax", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
+        except ValueError:
+            _k.broadcast_error("fmax", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("fmax", out, r, dt, (input, other))
@@ -6129,10 +6189,14 @@ def fmin(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmin", "common", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
-    except ValueError:
-        _k.broadcast_error("fmin", a0, a1)
+    r = None
+    if a0.size * 5 >= _CPP.min_work or a1.size * 5 >= _CPP.min_work:
+        r = _CPP.run("fmin", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
+        except ValueError:
+            _k.broadcast_error("fmin", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -6154,10 +6218,14 @@ def fmin_inplace(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmin", "common", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
-    except ValueError:
-        _k.broadcast_error("fmin", a0, a1)
+    r = None
+    if a0.size * 5 >= _CPP.min_work or a1.size * 5 >= _CPP.min_work:
+        r = _CPP.run("fmin", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
+        except ValueError:
+            _k.broadcast_error("fmin", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("fmin_", input, r, dt, (other,))
@@ -6170,10 +6238,14 @@ def fmin_out(input, other, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmin", "common", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
-    except ValueError:
-        _k.broadcast_error("fmin", a0, a1)
+    r = None
+    if a0.size * 5 >= _CPP.min_work or a1.size * 5 >= _CPP.min_work:
+        r = _CPP.run("fmin", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
+        except ValueError:
+            _k.broadcast_error("fmin", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("fmin", out, r, dt, (input, other))
@@ -6507,10 +6579,14 @@ def logaddexp2(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    try:
-        r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
-    except ValueError:
-        _k.broadcast_error("logaddexp2", a0, a1)
+    r = None
+    if a0.size * 11 >= _CPP.min_work or a1.size * 11 >= _CPP.min_work:
+        r = _CPP.run("logaddexp2", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
+        except ValueError:
+            _k.broadcast_error("logaddexp2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -6532,10 +6608,14 @@ def logaddexp2_inplace(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    try:
-        r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
-    except ValueError:
-        _k.broadcast_error("logaddexp2", a0, a1)
+    r = None
+    if a0.size * 11 >= _CPP.min_work or a1.size * 11 >= _CPP.min_work:
+        r = _CPP.run("logaddexp2", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
+        except ValueError:
+            _k.broadcast_error("logaddexp2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("logaddexp2_", input, r, dt, (other,))
@@ -6548,10 +6628,14 @@ def logaddexp2_out(input, other, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    try:
-        r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
-    except ValueError:
-        _k.broadcast_error("logaddexp2", a0, a1)
+    r = None
+    if a0.size * 11 >= _CPP.min_work or a1.size * 11 >= _CPP.min_work:
+        r = _CPP.run("logaddexp2", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
+        except ValueError:
+            _k.broadcast_error("logaddexp2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("logaddexp2", out, r, dt, (input, other))

@@ -13,11 +13,12 @@ per element, `PER_ELEMENT`). sigmoid, silu, softplus, mish, elu, logaddexp, lerp
 are compound; exp, add, relu, maximum are not. The C++ kernels exist for float32 and float64 inputs of one
 dtype (each computed in its own dtype), so an op is compiled only when its spec accepts both, reads no
 tensor as a condition or as a 0-d value, and makes a floating result (not `promote: bool`).
-An op whose spec calls a function of `NOT_VECTORISED` is left to NumPy (unless its NumPy kernel calls Python
-per element): its loop would run an element at a time (measured slower than NumPy's vector loops: mish,
-softplus, logaddexp, frac). The expression is the CUDA renderer's (one spec, every backend: the `op_*`
+An op whose spec calls a function of `NOT_VECTORISED` (the rounding functions) is left to NumPy (unless its
+NumPy kernel calls Python per element): its loop would run an element at a time (measured slower than
+NumPy's vector loop: frac). The expression is the CUDA renderer's (one spec, every backend: the `op_*`
 functions of runtime/cuda/include/opgen_math.cuh, compiled for the host as G.compile's fused kernels are),
-except that a choice blends two computed values (`HostRenderer`), so that the loop vectorises.
+except that a choice blends two computed values and maximum, minimum, softplus and log_sigmoid are branch-free
+versions of the template (`HostRenderer`: opgen_math.cuh's call fmaxf/fminf), so that every loop vectorises.
 """
 
 from __future__ import annotations
@@ -46,10 +47,12 @@ HELPER_PASSES: dict[str, int] = {
     "_k.shl": 3, "_k.shr": 3, "_k.log_sigmoid": 3,
     "_k.sigmoid": 10,  # a comparison and its inverse, a negation, two zero fills, two exps, two sums, two divisions
 }
-# The functions whose host form (opgen_math.cuh) the compiler does not vectorise without fast-math or
-# -fno-trapping-math: fmaxf/fminf (maximum, minimum, softplus, log_sigmoid) and the rounding functions (truncf
-# ...). A loop that calls one runs an element at a time and loses to NumPy's vector loops.
-NOT_VECTORISED = frozenset({"maximum", "minimum", "softplus", "log_sigmoid", "trunc", "floor", "ceil", "round"})
+# The functions whose opgen_math.cuh form calls fmaxf/fminf, which the compiler vectorises only under fast-math:
+# the host kernels call the template's branch-free versions instead (same values, NaN propagated).
+HOST_FUNCTIONS = {name: f"opgen_eager::{name}" for name in ("maximum", "minimum", "softplus", "log_sigmoid")}
+# The functions the compiler does not vectorise without -fno-trapping-math (the rounding functions: truncf ...).
+# A loop that calls one runs an element at a time and loses to NumPy's vector loops.
+NOT_VECTORISED = frozenset({"trunc", "floor", "ceil", "round"})
 COMPILED_DTYPES = ("float32", "float64")
 SOURCE = "cpu/compound_pointwise.cpp"  # the output, relative to generated/  # name -> its C++ type in the template
 
@@ -135,6 +138,8 @@ class HostRenderer(CudaRenderer):
     def call(self, rule: FunctionRule, args: list[str]) -> str:
         if rule.name == "where":
             return self.select(*args)
+        if rule.name in HOST_FUNCTIONS:
+            return f"{HOST_FUNCTIONS[rule.name]}({', '.join(args)})"
         return super().call(rule, args)
 
 

@@ -66,6 +66,33 @@ struct Rows {
   }
 };
 
+// opgen_math.cuh's op_maximum, op_minimum, op_softplus and op_log_sigmoid without fmaxf/fminf, which the
+// compiler vectorises only under fast-math (HOST_FUNCTIONS in codegen/render/compound_pointwise.py): the
+// same values (NaN propagated; of two zeros, the first, as NumPy's maximum and minimum).
+template <typename A, typename B>
+static inline auto maximum(const A a, const B b) {
+  typedef decltype(A() + B()) T;
+  const T x = static_cast<T>(a), y = static_cast<T>(b);
+  return blend((x != x) | (y != y), x + y, blend(x < y, y, x));
+}
+
+template <typename A, typename B>
+static inline auto minimum(const A a, const B b) {
+  typedef decltype(A() + B()) T;
+  const T x = static_cast<T>(a), y = static_cast<T>(b);
+  return blend((x != x) | (y != y), x + y, blend(y < x, y, x));
+}
+
+template <typename T>
+static inline T softplus(const T x) {
+  return maximum(x, T(0)) + op_log1p(op_exp(-op_abs(x)));
+}
+
+template <typename T>
+static inline T log_sigmoid(const T x) {
+  return minimum(x, T(0)) - op_log1p(op_exp(-op_abs(x)));
+}
+
 }  // namespace opgen_eager
 
 // addcdiv: self + value * tensor1 / tensor2  (3 NumPy passes)
@@ -307,6 +334,118 @@ extern "C" void erf__float64__strided(const int ndim, const long long* meta, dou
     const double* p0 = in0 + rows.offset[0];
     for (long long j = 0; j < inner; ++j) {
       row[j] = erf__f<double>(p0[j * st0]);
+    }
+    row += inner;
+  } while (rows.next());
+}
+
+// fmax: where(isnan(other), self, where(isnan(self), other, maximum(self, other)))  (5 NumPy passes)
+template <typename T>
+static inline T fmax__f(const T a_self, const T a_other) {
+  return static_cast<T>(opgen_eager::blend(op_isnan(a_other), a_self, opgen_eager::blend(op_isnan(a_self), a_other, opgen_eager::maximum(a_self, a_other))));
+}
+
+extern "C" void fmax__float32__contig(const long long n, float* __restrict out,
+    const float* __restrict in0, const float* __restrict in1) {
+#pragma omp simd
+  for (long long i = 0; i < n; ++i) {
+    out[i] = fmax__f<float>(in0[i], in1[i]);
+  }
+}
+
+extern "C" void fmax__float32__strided(const int ndim, const long long* meta, float* __restrict out,
+    const float* in0, const float* in1) {
+  opgen_eager::Rows<2> rows(ndim, meta);
+  const long long inner = meta[ndim - 1];
+  const long long st0 = rows.inner_stride(0);
+  const long long st1 = rows.inner_stride(1);
+  float* row = out;
+  do {
+    const float* p0 = in0 + rows.offset[0];
+    const float* p1 = in1 + rows.offset[1];
+    for (long long j = 0; j < inner; ++j) {
+      row[j] = fmax__f<float>(p0[j * st0], p1[j * st1]);
+    }
+    row += inner;
+  } while (rows.next());
+}
+
+extern "C" void fmax__float64__contig(const long long n, double* __restrict out,
+    const double* __restrict in0, const double* __restrict in1) {
+#pragma omp simd
+  for (long long i = 0; i < n; ++i) {
+    out[i] = fmax__f<double>(in0[i], in1[i]);
+  }
+}
+
+extern "C" void fmax__float64__strided(const int ndim, const long long* meta, double* __restrict out,
+    const double* in0, const double* in1) {
+  opgen_eager::Rows<2> rows(ndim, meta);
+  const long long inner = meta[ndim - 1];
+  const long long st0 = rows.inner_stride(0);
+  const long long st1 = rows.inner_stride(1);
+  double* row = out;
+  do {
+    const double* p0 = in0 + rows.offset[0];
+    const double* p1 = in1 + rows.offset[1];
+    for (long long j = 0; j < inner; ++j) {
+      row[j] = fmax__f<double>(p0[j * st0], p1[j * st1]);
+    }
+    row += inner;
+  } while (rows.next());
+}
+
+// fmin: where(isnan(other), self, where(isnan(self), other, minimum(self, other)))  (5 NumPy passes)
+template <typename T>
+static inline T fmin__f(const T a_self, const T a_other) {
+  return static_cast<T>(opgen_eager::blend(op_isnan(a_other), a_self, opgen_eager::blend(op_isnan(a_self), a_other, opgen_eager::minimum(a_self, a_other))));
+}
+
+extern "C" void fmin__float32__contig(const long long n, float* __restrict out,
+    const float* __restrict in0, const float* __restrict in1) {
+#pragma omp simd
+  for (long long i = 0; i < n; ++i) {
+    out[i] = fmin__f<float>(in0[i], in1[i]);
+  }
+}
+
+extern "C" void fmin__float32__strided(const int ndim, const long long* meta, float* __restrict out,
+    const float* in0, const float* in1) {
+  opgen_eager::Rows<2> rows(ndim, meta);
+  const long long inner = meta[ndim - 1];
+  const long long st0 = rows.inner_stride(0);
+  const long long st1 = rows.inner_stride(1);
+  float* row = out;
+  do {
+    const float* p0 = in0 + rows.offset[0];
+    const float* p1 = in1 + rows.offset[1];
+    for (long long j = 0; j < inner; ++j) {
+      row[j] = fmin__f<float>(p0[j * st0], p1[j * st1]);
+    }
+    row += inner;
+  } while (rows.next());
+}
+
+extern "C" void fmin__float64__contig(const long long n, double* __restrict out,
+    const double* __restrict in0, const double* __restrict in1) {
+#pragma omp simd
+  for (long long i = 0; i < n; ++i) {
+    out[i] = fmin__f<double>(in0[i], in1[i]);
+  }
+}
+
+extern "C" void fmin__float64__strided(const int ndim, const long long* meta, double* __restrict out,
+    const double* in0, const double* in1) {
+  opgen_eager::Rows<2> rows(ndim, meta);
+  const long long inner = meta[ndim - 1];
+  const long long st0 = rows.inner_stride(0);
+  const long long st1 = rows.inner_stride(1);
+  double* row = out;
+  do {
+    const double* p0 = in0 + rows.offset[0];
+    const double* p1 = in1 + rows.offset[1];
+    for (long long j = 0; j < inner; ++j) {
+      row[j] = fmin__f<double>(p0[j * st0], p1[j * st1]);
     }
     row += inner;
   } while (rows.next());
@@ -764,6 +903,222 @@ extern "C" void lerp_Tensor__float64__strided(const int ndim, const long long* m
   } while (rows.next());
 }
 
+// log_sigmoid: log_sigmoid(self)  (3 NumPy passes)
+template <typename T>
+static inline T log_sigmoid__f(const T a_self) {
+  return static_cast<T>(opgen_eager::log_sigmoid(a_self));
+}
+
+extern "C" void log_sigmoid__float32__contig(const long long n, float* __restrict out,
+    const float* __restrict in0) {
+#pragma omp simd
+  for (long long i = 0; i < n; ++i) {
+    out[i] = log_sigmoid__f<float>(in0[i]);
+  }
+}
+
+extern "C" void log_sigmoid__float32__strided(const int ndim, const long long* meta, float* __restrict out,
+    const float* in0) {
+  opgen_eager::Rows<1> rows(ndim, meta);
+  const long long inner = meta[ndim - 1];
+  const long long st0 = rows.inner_stride(0);
+  float* row = out;
+  do {
+    const float* p0 = in0 + rows.offset[0];
+    for (long long j = 0; j < inner; ++j) {
+      row[j] = log_sigmoid__f<float>(p0[j * st0]);
+    }
+    row += inner;
+  } while (rows.next());
+}
+
+extern "C" void log_sigmoid__float64__contig(const long long n, double* __restrict out,
+    const double* __restrict in0) {
+#pragma omp simd
+  for (long long i = 0; i < n; ++i) {
+    out[i] = log_sigmoid__f<double>(in0[i]);
+  }
+}
+
+extern "C" void log_sigmoid__float64__strided(const int ndim, const long long* meta, double* __restrict out,
+    const double* in0) {
+  opgen_eager::Rows<1> rows(ndim, meta);
+  const long long inner = meta[ndim - 1];
+  const long long st0 = rows.inner_stride(0);
+  double* row = out;
+  do {
+    const double* p0 = in0 + rows.offset[0];
+    for (long long j = 0; j < inner; ++j) {
+      row[j] = log_sigmoid__f<double>(p0[j * st0]);
+    }
+    row += inner;
+  } while (rows.next());
+}
+
+// logaddexp: self if isinf(self) and self == other else maximum(self, other) + log1p(exp(-abs(self - other)))  (11 NumPy passes)
+template <typename T>
+static inline T logaddexp__f(const T a_self, const T a_other) {
+  return static_cast<T>(opgen_eager::blend((op_isinf(a_self) && (a_self == a_other)), a_self, (opgen_eager::maximum(a_self, a_other) + op_log1p(op_exp((-op_abs((a_self - a_other))))))));
+}
+
+extern "C" void logaddexp__float32__contig(const long long n, float* __restrict out,
+    const float* __restrict in0, const float* __restrict in1) {
+#pragma omp simd
+  for (long long i = 0; i < n; ++i) {
+    out[i] = logaddexp__f<float>(in0[i], in1[i]);
+  }
+}
+
+extern "C" void logaddexp__float32__strided(const int ndim, const long long* meta, float* __restrict out,
+    const float* in0, const float* in1) {
+  opgen_eager::Rows<2> rows(ndim, meta);
+  const long long inner = meta[ndim - 1];
+  const long long st0 = rows.inner_stride(0);
+  const long long st1 = rows.inner_stride(1);
+  float* row = out;
+  do {
+    const float* p0 = in0 + rows.offset[0];
+    const float* p1 = in1 + rows.offset[1];
+    for (long long j = 0; j < inner; ++j) {
+      row[j] = logaddexp__f<float>(p0[j * st0], p1[j * st1]);
+    }
+    row += inner;
+  } while (rows.next());
+}
+
+extern "C" void logaddexp__float64__contig(const long long n, double* __restrict out,
+    const double* __restrict in0, const double* __restrict in1) {
+#pragma omp simd
+  for (long long i = 0; i < n; ++i) {
+    out[i] = logaddexp__f<double>(in0[i], in1[i]);
+  }
+}
+
+extern "C" void logaddexp__float64__strided(const int ndim, const long long* meta, double* __restrict out,
+    const double* in0, const double* in1) {
+  opgen_eager::Rows<2> rows(ndim, meta);
+  const long long inner = meta[ndim - 1];
+  const long long st0 = rows.inner_stride(0);
+  const long long st1 = rows.inner_stride(1);
+  double* row = out;
+  do {
+    const double* p0 = in0 + rows.offset[0];
+    const double* p1 = in1 + rows.offset[1];
+    for (long long j = 0; j < inner; ++j) {
+      row[j] = logaddexp__f<double>(p0[j * st0], p1[j * st1]);
+    }
+    row += inner;
+  } while (rows.next());
+}
+
+// logaddexp2: where(self == other, self + 1, maximum(self, other) + log2(1 + exp2(-abs(self - other))))  (11 NumPy passes)
+template <typename T>
+static inline T logaddexp2__f(const T a_self, const T a_other) {
+  return static_cast<T>(opgen_eager::blend((a_self == a_other), (a_self + 1), (opgen_eager::maximum(a_self, a_other) + op_log2((1 + op_exp2((-op_abs((a_self - a_other)))))))));
+}
+
+extern "C" void logaddexp2__float32__contig(const long long n, float* __restrict out,
+    const float* __restrict in0, const float* __restrict in1) {
+#pragma omp simd
+  for (long long i = 0; i < n; ++i) {
+    out[i] = logaddexp2__f<float>(in0[i], in1[i]);
+  }
+}
+
+extern "C" void logaddexp2__float32__strided(const int ndim, const long long* meta, float* __restrict out,
+    const float* in0, const float* in1) {
+  opgen_eager::Rows<2> rows(ndim, meta);
+  const long long inner = meta[ndim - 1];
+  const long long st0 = rows.inner_stride(0);
+  const long long st1 = rows.inner_stride(1);
+  float* row = out;
+  do {
+    const float* p0 = in0 + rows.offset[0];
+    const float* p1 = in1 + rows.offset[1];
+    for (long long j = 0; j < inner; ++j) {
+      row[j] = logaddexp2__f<float>(p0[j * st0], p1[j * st1]);
+    }
+    row += inner;
+  } while (rows.next());
+}
+
+extern "C" void logaddexp2__float64__contig(const long long n, double* __restrict out,
+    const double* __restrict in0, const double* __restrict in1) {
+#pragma omp simd
+  for (long long i = 0; i < n; ++i) {
+    out[i] = logaddexp2__f<double>(in0[i], in1[i]);
+  }
+}
+
+extern "C" void logaddexp2__float64__strided(const int ndim, const long long* meta, double* __restrict out,
+    const double* in0, const double* in1) {
+  opgen_eager::Rows<2> rows(ndim, meta);
+  const long long inner = meta[ndim - 1];
+  const long long st0 = rows.inner_stride(0);
+  const long long st1 = rows.inner_stride(1);
+  double* row = out;
+  do {
+    const double* p0 = in0 + rows.offset[0];
+    const double* p1 = in1 + rows.offset[1];
+    for (long long j = 0; j < inner; ++j) {
+      row[j] = logaddexp2__f<double>(p0[j * st0], p1[j * st1]);
+    }
+    row += inner;
+  } while (rows.next());
+}
+
+// mish: self * tanh(softplus(self))  (3 NumPy passes)
+template <typename T>
+static inline T mish__f(const T a_self) {
+  return static_cast<T>((a_self * op_tanh(opgen_eager::softplus(a_self))));
+}
+
+extern "C" void mish__float32__contig(const long long n, float* __restrict out,
+    const float* __restrict in0) {
+#pragma omp simd
+  for (long long i = 0; i < n; ++i) {
+    out[i] = mish__f<float>(in0[i]);
+  }
+}
+
+extern "C" void mish__float32__strided(const int ndim, const long long* meta, float* __restrict out,
+    const float* in0) {
+  opgen_eager::Rows<1> rows(ndim, meta);
+  const long long inner = meta[ndim - 1];
+  const long long st0 = rows.inner_stride(0);
+  float* row = out;
+  do {
+    const float* p0 = in0 + rows.offset[0];
+    for (long long j = 0; j < inner; ++j) {
+      row[j] = mish__f<float>(p0[j * st0]);
+    }
+    row += inner;
+  } while (rows.next());
+}
+
+extern "C" void mish__float64__contig(const long long n, double* __restrict out,
+    const double* __restrict in0) {
+#pragma omp simd
+  for (long long i = 0; i < n; ++i) {
+    out[i] = mish__f<double>(in0[i]);
+  }
+}
+
+extern "C" void mish__float64__strided(const int ndim, const long long* meta, double* __restrict out,
+    const double* in0) {
+  opgen_eager::Rows<1> rows(ndim, meta);
+  const long long inner = meta[ndim - 1];
+  const long long st0 = rows.inner_stride(0);
+  double* row = out;
+  do {
+    const double* p0 = in0 + rows.offset[0];
+    for (long long j = 0; j < inner; ++j) {
+      row[j] = mish__f<double>(p0[j * st0]);
+    }
+    row += inner;
+  } while (rows.next());
+}
+
 // rsqrt: rsqrt(self)  (2 NumPy passes)
 template <typename T>
 static inline T rsqrt__f(const T a_self) {
@@ -967,6 +1322,66 @@ extern "C" void sinc__float64__strided(const int ndim, const long long* meta, do
     const double* p0 = in0 + rows.offset[0];
     for (long long j = 0; j < inner; ++j) {
       row[j] = sinc__f<double>(p0[j * st0]);
+    }
+    row += inner;
+  } while (rows.next());
+}
+
+// softplus: self if self * beta > threshold else softplus(self * beta) / beta  (6 NumPy passes)
+template <typename T>
+static inline T softplus__f(const T a_self, const T a_beta, const T a_threshold) {
+  return static_cast<T>(opgen_eager::blend(((a_self * a_beta) > a_threshold), a_self, (opgen_eager::softplus((a_self * a_beta)) / a_beta)));
+}
+
+extern "C" void softplus__float32__contig(const long long n, float* __restrict out,
+    const float* __restrict in0, const double s0, const double s1) {
+  const float a_beta = static_cast<float>(s0);
+  const float a_threshold = static_cast<float>(s1);
+#pragma omp simd
+  for (long long i = 0; i < n; ++i) {
+    out[i] = softplus__f<float>(in0[i], a_beta, a_threshold);
+  }
+}
+
+extern "C" void softplus__float32__strided(const int ndim, const long long* meta, float* __restrict out,
+    const float* in0, const double s0, const double s1) {
+  const float a_beta = static_cast<float>(s0);
+  const float a_threshold = static_cast<float>(s1);
+  opgen_eager::Rows<1> rows(ndim, meta);
+  const long long inner = meta[ndim - 1];
+  const long long st0 = rows.inner_stride(0);
+  float* row = out;
+  do {
+    const float* p0 = in0 + rows.offset[0];
+    for (long long j = 0; j < inner; ++j) {
+      row[j] = softplus__f<float>(p0[j * st0], a_beta, a_threshold);
+    }
+    row += inner;
+  } while (rows.next());
+}
+
+extern "C" void softplus__float64__contig(const long long n, double* __restrict out,
+    const double* __restrict in0, const double s0, const double s1) {
+  const double a_beta = static_cast<double>(s0);
+  const double a_threshold = static_cast<double>(s1);
+#pragma omp simd
+  for (long long i = 0; i < n; ++i) {
+    out[i] = softplus__f<double>(in0[i], a_beta, a_threshold);
+  }
+}
+
+extern "C" void softplus__float64__strided(const int ndim, const long long* meta, double* __restrict out,
+    const double* in0, const double s0, const double s1) {
+  const double a_beta = static_cast<double>(s0);
+  const double a_threshold = static_cast<double>(s1);
+  opgen_eager::Rows<1> rows(ndim, meta);
+  const long long inner = meta[ndim - 1];
+  const long long st0 = rows.inner_stride(0);
+  double* row = out;
+  do {
+    const double* p0 = in0 + rows.offset[0];
+    for (long long j = 0; j < inner; ++j) {
+      row[j] = softplus__f<double>(p0[j * st0], a_beta, a_threshold);
     }
     row += inner;
   } while (rows.next());

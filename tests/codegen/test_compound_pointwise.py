@@ -48,11 +48,13 @@ def test_the_rendered_source_has_both_entries_of_every_op_and_dtype() -> None:
 
 def test_the_generated_source_is_what_the_renderer_makes() -> None:
     generated = (ROOT / "generated" / cpw.SOURCE).read_text()
-    for name in ("sigmoid", "silu", "elu", "leaky_relu", "lerp_Tensor", "addcmul", "hardswish", "erf"):
+    for name in ("sigmoid", "silu", "softplus", "mish", "logaddexp", "lerp_Tensor", "addcmul", "hardswish", "erf"):
         assert f'extern "C" void {name}__float32__contig(' in generated
         assert f'extern "C" void {name}__float64__strided(' in generated
     assert 'void exp__float32' not in generated and 'void add_Tensor__' not in generated
-    assert 'void mish__float32' not in generated  # NOT_VECTORISED
+    assert 'void frac__float32' not in generated  # NOT_VECTORISED
+    kernels = generated.partition("// addcdiv")[2]
+    assert "fmaxf" not in kernels and "op_maximum(" not in kernels and "op_softplus(" not in kernels
     assert "?" not in generated.partition("// addcdiv")[2]  # selects are op_where: both sides, then a choice
 
 
