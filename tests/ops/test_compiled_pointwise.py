@@ -199,6 +199,21 @@ def test_small_tensors_integers_and_other_forms(lib: cp.Library, monkeypatch: py
     agree(z.numpy(), G.sigmoid(x).numpy(), [x.numpy()], "sigmoid_")
 
 
+def test_strided_meta_drops_and_merges_dims() -> None:
+    x, y = np.zeros((4, 5, 6), np.float32), np.zeros((4, 5, 8), np.float32)[:, :, :6]
+    meta = cp._strided_meta((4, 5, 6), (x, y), 4)
+    assert meta is not None and meta.tolist() == [20, 6, 6, 1, 8, 1]  # dims 0 and 1 merge in both; 1 and 2 not in y
+    b = np.zeros((5, 1), np.float64)
+    meta = cp._strided_meta((3, 5, 7), (np.zeros((3, 5, 7)), b), 8)
+    assert meta is not None and meta.tolist() == [3, 5, 7, 35, 7, 1, 0, 1, 0]  # b: stride 0 where it broadcasts
+    meta = cp._strided_meta((3, 5, 7), (np.zeros((3, 5, 7)), np.zeros((5, 7))), 8)
+    assert meta is not None and meta.tolist() == [3, 35, 35, 1, 0, 1]  # (5, 7) over (3, 5, 7): one inner dim
+    t = np.zeros((6, 8), np.float32).T
+    meta = cp._strided_meta((8, 6), (t,), 4)
+    assert meta is not None and meta.tolist() == [8, 6, 1, 8]  # a transposed view: no merge
+    assert cp._strided_meta((1, 1), (np.zeros((1, 1)),), 8).tolist() == [1, 0]  # every dim of size 1
+
+
 def test_gradients_are_unchanged(lib: cp.Library) -> None:
     rng = np.random.default_rng(7)
 
