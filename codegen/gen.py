@@ -24,6 +24,7 @@ from codegen.jinja_env import environment
 from codegen.loading import Model, load_model
 from codegen.render import (
     autograd,
+    compound_pointwise,
     cpu_kernels,
     cuda_kernels,
     fusion_specs,
@@ -51,6 +52,7 @@ RENDERERS: tuple[Renderer[Any], ...] = (
     Renderer("stubs", stubs.contexts, stubs.render),
     Renderer("cuda_kernels", cuda_kernels.contexts, cuda_kernels.render),
     Renderer("fusion_specs", fusion_specs.contexts, fusion_specs.render),
+    Renderer("compound_pointwise", compound_pointwise.contexts, compound_pointwise.render),
 )
 
 

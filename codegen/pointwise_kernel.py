@@ -10,6 +10,7 @@ Python kernels, which call `self` `input`; `local_name` for the CUDA launchers, 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from codegen.api_python import kernel_name
 from codegen.kernel_spec import condition_tensors
 from codegen.native import NativeFunction
+from codegen.schema_parser import default_value
 from runtime.vocabulary import PromoteKind
 
 
@@ -58,3 +60,17 @@ def pointwise_kernel(f: NativeFunction, name: Callable[[str], str]) -> dict[str,
         "zero_dim": tuple(name(t) for t in spec.zero_dim),
         "same_dtype": tuple((name(t), always) for t, always in spec.same_dtype),
     }
+
+
+def numeric_defaults(f: NativeFunction) -> dict[str, float]:
+    """The scalar arguments of `f`'s pointwise spec whose default is a finite number (the kernels' fast path
+    folds them: kernel_spec.PointwiseSpec.specialize)."""
+    spec = f.pointwise
+    assert spec is not None
+    out: dict[str, float] = {}
+    for a in f.func.arguments.flat_non_out:
+        if a.name in spec.scalars and a.default is not None:
+            value = default_value(a)
+            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+                out[a.name] = value
+    return out

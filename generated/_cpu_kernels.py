@@ -10,9 +10,13 @@ The functional form builds its output tensor with the body of
 A tensor used as a condition must be bool, an `alpha` must suit the result dtype, an integer divisor
 must not be zero (Note [Integer division by zero] in runtime/kernels/checks.py), and
 in-place and out= writes are checked for overlap (Note [Overlap checks before a write] in
-runtime/memory_overlap.py), as PyTorch refuses these.
+runtime/memory_overlap.py), as PyTorch refuses these. A compound op (several NumPy passes) first asks its
+compiled C++ kernel when an input is large enough (Note [Compiled eager pointwise kernels] in
+runtime/kernels/compiled_pointwise.py).
 """
 # ruff: noqa: E501, UP034
+
+from pathlib import Path as _Path
 
 import numpy as np
 
@@ -20,6 +24,7 @@ from runtime import dtypes as _dtypes
 from runtime.device import CPU as _CPU
 from runtime.dispatcher import CPU_BIT as _CPU_BIT
 from runtime.kernels import checks as _c
+from runtime.kernels import compiled_pointwise as _cc
 from runtime.kernels import cpu_pointwise as _k
 from runtime.tensor import Tensor
 
@@ -28,6 +33,7 @@ _ndarray = np.ndarray
 _NATIVE = _k.NATIVE
 _BOOL = _dtypes.bool_
 _KEEPS = _k.KEEPS
+_CPP = _cc.library(_Path(__file__).parent / 'cpu/compound_pointwise.cpp')
 
 
 def add_Tensor(input, other, alpha):
@@ -784,10 +790,14 @@ def threshold_backward(grad_output, input, threshold):
         a1 = input._data
     else:
         dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (grad_output, input))
-    try:
-        r = _k.where((a1 > threshold), a0, 0)
-    except ValueError:
-        _k.broadcast_error("threshold_backward", a0, a1)
+    r = None
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work:
+        r = _CPP.run("threshold_backward", dt, (a0, a1), (threshold,))
+    if r is None:
+        try:
+            r = _k.where((a1 > threshold), a0, 0)
+        except ValueError:
+            _k.broadcast_error("threshold_backward", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -809,10 +819,14 @@ def threshold_backward_out(grad_output, input, threshold, out):
         a1 = input._data
     else:
         dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (grad_output, input))
-    try:
-        r = _k.where((a1 > threshold), a0, 0)
-    except ValueError:
-        _k.broadcast_error("threshold_backward", a0, a1)
+    r = None
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work:
+        r = _CPP.run("threshold_backward", dt, (a0, a1), (threshold,))
+    if r is None:
+        try:
+            r = _k.where((a1 > threshold), a0, 0)
+        except ValueError:
+            _k.broadcast_error("threshold_backward", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("threshold_backward", out, r, dt, (grad_output, input))
@@ -1583,10 +1597,14 @@ def rsqrt(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("rsqrt", "float", None, (input,))
-    try:
-        r = np.reciprocal(np.sqrt(a0))
-    except ValueError:
-        _k.broadcast_error("rsqrt", a0)
+    r = None
+    if a0.size * 2 >= _CPP.min_work:
+        r = _CPP.run("rsqrt", dt, (a0,), ())
+    if r is None:
+        try:
+            r = np.reciprocal(np.sqrt(a0))
+        except ValueError:
+            _k.broadcast_error("rsqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -1607,10 +1625,14 @@ def rsqrt_inplace(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("rsqrt", "float", None, (input,))
-    try:
-        r = np.reciprocal(np.sqrt(a0))
-    except ValueError:
-        _k.broadcast_error("rsqrt", a0)
+    r = None
+    if a0.size * 2 >= _CPP.min_work:
+        r = _CPP.run("rsqrt", dt, (a0,), ())
+    if r is None:
+        try:
+            r = np.reciprocal(np.sqrt(a0))
+        except ValueError:
+            _k.broadcast_error("rsqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("rsqrt_", input, r, dt, ())
@@ -1622,10 +1644,14 @@ def rsqrt_out(input, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("rsqrt", "float", None, (input,))
-    try:
-        r = np.reciprocal(np.sqrt(a0))
-    except ValueError:
-        _k.broadcast_error("rsqrt", a0)
+    r = None
+    if a0.size * 2 >= _CPP.min_work:
+        r = _CPP.run("rsqrt", dt, (a0,), ())
+    if r is None:
+        try:
+            r = np.reciprocal(np.sqrt(a0))
+        except ValueError:
+            _k.broadcast_error("rsqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("rsqrt", out, r, dt, (input,))
@@ -2612,10 +2638,14 @@ def erf(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("erf", "float", None, (input,))
-    try:
-        r = _k.erf(a0)
-    except ValueError:
-        _k.broadcast_error("erf", a0)
+    r = None
+    if a0.size * 100 >= _CPP.min_work:
+        r = _CPP.run("erf", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.erf(a0)
+        except ValueError:
+            _k.broadcast_error("erf", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -2636,10 +2666,14 @@ def erf_inplace(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("erf", "float", None, (input,))
-    try:
-        r = _k.erf(a0)
-    except ValueError:
-        _k.broadcast_error("erf", a0)
+    r = None
+    if a0.size * 100 >= _CPP.min_work:
+        r = _CPP.run("erf", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.erf(a0)
+        except ValueError:
+            _k.broadcast_error("erf", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("erf_", input, r, dt, ())
@@ -2651,10 +2685,14 @@ def erf_out(input, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("erf", "float", None, (input,))
-    try:
-        r = _k.erf(a0)
-    except ValueError:
-        _k.broadcast_error("erf", a0)
+    r = None
+    if a0.size * 100 >= _CPP.min_work:
+        r = _CPP.run("erf", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.erf(a0)
+        except ValueError:
+            _k.broadcast_error("erf", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("erf", out, r, dt, (input,))
@@ -3071,10 +3109,14 @@ def lerp_Scalar(input, end, weight):
         a1 = end._data
     else:
         dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
-    try:
-        r = (a0 + (weight * (a1 - a0)))
-    except ValueError:
-        _k.broadcast_error("lerp", a0, a1)
+    r = None
+    if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work:
+        r = _CPP.run("lerp_Scalar", dt, (a0, a1), (weight,))
+    if r is None:
+        try:
+            r = (a0 + (weight * (a1 - a0)))
+        except ValueError:
+            _k.broadcast_error("lerp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -3098,10 +3140,14 @@ def lerp_Scalar_inplace(input, end, weight):
         a1 = end._data
     else:
         dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
-    try:
-        r = (a0 + (weight * (a1 - a0)))
-    except ValueError:
-        _k.broadcast_error("lerp", a0, a1)
+    r = None
+    if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work:
+        r = _CPP.run("lerp_Scalar", dt, (a0, a1), (weight,))
+    if r is None:
+        try:
+            r = (a0 + (weight * (a1 - a0)))
+        except ValueError:
+            _k.broadcast_error("lerp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("lerp_", input, r, dt, (end,))
@@ -3116,10 +3162,14 @@ def lerp_Scalar_out(input, end, weight, out):
         a1 = end._data
     else:
         dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
-    try:
-        r = (a0 + (weight * (a1 - a0)))
-    except ValueError:
-        _k.broadcast_error("lerp", a0, a1)
+    r = None
+    if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work:
+        r = _CPP.run("lerp_Scalar", dt, (a0, a1), (weight,))
+    if r is None:
+        try:
+            r = (a0 + (weight * (a1 - a0)))
+        except ValueError:
+            _k.broadcast_error("lerp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("lerp", out, r, dt, (input, end))
@@ -3140,10 +3190,14 @@ def lerp_Tensor(input, end, weight):
         a2 = weight._data
     else:
         dt, a0, a1, a2 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end, weight))
-    try:
-        r = (a0 + (a2 * (a1 - a0)))
-    except ValueError:
-        _k.broadcast_error("lerp", a0, a1, a2)
+    r = None
+    if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work or a2.size * 3 >= _CPP.min_work:
+        r = _CPP.run("lerp_Tensor", dt, (a0, a1, a2), ())
+    if r is None:
+        try:
+            r = (a0 + (a2 * (a1 - a0)))
+        except ValueError:
+            _k.broadcast_error("lerp", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -3170,10 +3224,14 @@ def lerp_Tensor_inplace(input, end, weight):
         a2 = weight._data
     else:
         dt, a0, a1, a2 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end, weight))
-    try:
-        r = (a0 + (a2 * (a1 - a0)))
-    except ValueError:
-        _k.broadcast_error("lerp", a0, a1, a2)
+    r = None
+    if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work or a2.size * 3 >= _CPP.min_work:
+        r = _CPP.run("lerp_Tensor", dt, (a0, a1, a2), ())
+    if r is None:
+        try:
+            r = (a0 + (a2 * (a1 - a0)))
+        except ValueError:
+            _k.broadcast_error("lerp", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("lerp_", input, r, dt, (end, weight))
@@ -3191,10 +3249,14 @@ def lerp_Tensor_out(input, end, weight, out):
         a2 = weight._data
     else:
         dt, a0, a1, a2 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end, weight))
-    try:
-        r = (a0 + (a2 * (a1 - a0)))
-    except ValueError:
-        _k.broadcast_error("lerp", a0, a1, a2)
+    r = None
+    if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work or a2.size * 3 >= _CPP.min_work:
+        r = _CPP.run("lerp_Tensor", dt, (a0, a1, a2), ())
+    if r is None:
+        try:
+            r = (a0 + (a2 * (a1 - a0)))
+        except ValueError:
+            _k.broadcast_error("lerp", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("lerp", out, r, dt, (input, end, weight))
@@ -4206,13 +4268,17 @@ def leaky_relu(input, negative_slope):
         a0 = input._data
     else:
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        if negative_slope == 0.01:
-            r = _k.where((a0 > 0), a0, (a0 * 0.01))
-        else:
-            r = _k.where((a0 > 0), a0, (a0 * negative_slope))
-    except ValueError:
-        _k.broadcast_error("leaky_relu", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("leaky_relu", dt, (a0,), (negative_slope,))
+    if r is None:
+        try:
+            if negative_slope == 0.01:
+                r = _k.where((a0 > 0), a0, (a0 * 0.01))
+            else:
+                r = _k.where((a0 > 0), a0, (a0 * negative_slope))
+        except ValueError:
+            _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4233,13 +4299,17 @@ def leaky_relu_inplace(input, negative_slope):
         a0 = input._data
     else:
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        if negative_slope == 0.01:
-            r = _k.where((a0 > 0), a0, (a0 * 0.01))
-        else:
-            r = _k.where((a0 > 0), a0, (a0 * negative_slope))
-    except ValueError:
-        _k.broadcast_error("leaky_relu", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("leaky_relu", dt, (a0,), (negative_slope,))
+    if r is None:
+        try:
+            if negative_slope == 0.01:
+                r = _k.where((a0 > 0), a0, (a0 * 0.01))
+            else:
+                r = _k.where((a0 > 0), a0, (a0 * negative_slope))
+        except ValueError:
+            _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("leaky_relu_", input, r, dt, ())
@@ -4251,13 +4321,17 @@ def leaky_relu_out(input, negative_slope, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        if negative_slope == 0.01:
-            r = _k.where((a0 > 0), a0, (a0 * 0.01))
-        else:
-            r = _k.where((a0 > 0), a0, (a0 * negative_slope))
-    except ValueError:
-        _k.broadcast_error("leaky_relu", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("leaky_relu", dt, (a0,), (negative_slope,))
+    if r is None:
+        try:
+            if negative_slope == 0.01:
+                r = _k.where((a0 > 0), a0, (a0 * 0.01))
+            else:
+                r = _k.where((a0 > 0), a0, (a0 * negative_slope))
+        except ValueError:
+            _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("leaky_relu", out, r, dt, (input,))
@@ -4272,13 +4346,17 @@ def elu(input, alpha, scale, input_scale):
         a0 = input._data
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        if alpha == 1 and scale == 1 and input_scale == 1:
-            r = _k.where((a0 > 0), a0, np.expm1(a0))
-        else:
-            r = _k.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
-    except ValueError:
-        _k.broadcast_error("elu", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("elu", dt, (a0,), (alpha, scale, input_scale))
+    if r is None:
+        try:
+            if alpha == 1 and scale == 1 and input_scale == 1:
+                r = _k.where((a0 > 0), a0, np.expm1(a0))
+            else:
+                r = _k.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+        except ValueError:
+            _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4299,13 +4377,17 @@ def elu_inplace(input, alpha, scale, input_scale):
         a0 = input._data
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        if alpha == 1 and scale == 1 and input_scale == 1:
-            r = _k.where((a0 > 0), a0, np.expm1(a0))
-        else:
-            r = _k.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
-    except ValueError:
-        _k.broadcast_error("elu", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("elu", dt, (a0,), (alpha, scale, input_scale))
+    if r is None:
+        try:
+            if alpha == 1 and scale == 1 and input_scale == 1:
+                r = _k.where((a0 > 0), a0, np.expm1(a0))
+            else:
+                r = _k.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+        except ValueError:
+            _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("elu_", input, r, dt, ())
@@ -4317,13 +4399,17 @@ def elu_out(input, alpha, scale, input_scale, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        if alpha == 1 and scale == 1 and input_scale == 1:
-            r = _k.where((a0 > 0), a0, np.expm1(a0))
-        else:
-            r = _k.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
-    except ValueError:
-        _k.broadcast_error("elu", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("elu", dt, (a0,), (alpha, scale, input_scale))
+    if r is None:
+        try:
+            if alpha == 1 and scale == 1 and input_scale == 1:
+                r = _k.where((a0 > 0), a0, np.expm1(a0))
+            else:
+                r = _k.where((a0 > 0), (a0 * scale), (np.expm1((a0 * input_scale)) * (alpha * scale)))
+        except ValueError:
+            _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("elu", out, r, dt, (input,))
@@ -4338,10 +4424,14 @@ def silu(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("silu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = (a0 * _k.sigmoid(a0))
-    except ValueError:
-        _k.broadcast_error("silu", a0)
+    r = None
+    if a0.size * 11 >= _CPP.min_work:
+        r = _CPP.run("silu", dt, (a0,), ())
+    if r is None:
+        try:
+            r = (a0 * _k.sigmoid(a0))
+        except ValueError:
+            _k.broadcast_error("silu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4362,10 +4452,14 @@ def silu_inplace(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("silu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = (a0 * _k.sigmoid(a0))
-    except ValueError:
-        _k.broadcast_error("silu", a0)
+    r = None
+    if a0.size * 11 >= _CPP.min_work:
+        r = _CPP.run("silu", dt, (a0,), ())
+    if r is None:
+        try:
+            r = (a0 * _k.sigmoid(a0))
+        except ValueError:
+            _k.broadcast_error("silu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("silu_", input, r, dt, ())
@@ -4377,10 +4471,14 @@ def silu_out(input, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("silu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = (a0 * _k.sigmoid(a0))
-    except ValueError:
-        _k.broadcast_error("silu", a0)
+    r = None
+    if a0.size * 11 >= _CPP.min_work:
+        r = _CPP.run("silu", dt, (a0,), ())
+    if r is None:
+        try:
+            r = (a0 * _k.sigmoid(a0))
+        except ValueError:
+            _k.broadcast_error("silu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("silu", out, r, dt, (input,))
@@ -4395,10 +4493,14 @@ def mish(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = (a0 * np.tanh(np.logaddexp(0, a0)))
-    except ValueError:
-        _k.broadcast_error("mish", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("mish", dt, (a0,), ())
+    if r is None:
+        try:
+            r = (a0 * np.tanh(np.logaddexp(0, a0)))
+        except ValueError:
+            _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4419,10 +4521,14 @@ def mish_inplace(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = (a0 * np.tanh(np.logaddexp(0, a0)))
-    except ValueError:
-        _k.broadcast_error("mish", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("mish", dt, (a0,), ())
+    if r is None:
+        try:
+            r = (a0 * np.tanh(np.logaddexp(0, a0)))
+        except ValueError:
+            _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("mish_", input, r, dt, ())
@@ -4434,10 +4540,14 @@ def mish_out(input, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = (a0 * np.tanh(np.logaddexp(0, a0)))
-    except ValueError:
-        _k.broadcast_error("mish", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("mish", dt, (a0,), ())
+    if r is None:
+        try:
+            r = (a0 * np.tanh(np.logaddexp(0, a0)))
+        except ValueError:
+            _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("mish", out, r, dt, (input,))
@@ -4452,10 +4562,14 @@ def sigmoid(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("sigmoid", "float", None, (input,))
-    try:
-        r = _k.sigmoid(a0)
-    except ValueError:
-        _k.broadcast_error("sigmoid", a0)
+    r = None
+    if a0.size * 10 >= _CPP.min_work:
+        r = _CPP.run("sigmoid", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.sigmoid(a0)
+        except ValueError:
+            _k.broadcast_error("sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4476,10 +4590,14 @@ def sigmoid_inplace(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("sigmoid", "float", None, (input,))
-    try:
-        r = _k.sigmoid(a0)
-    except ValueError:
-        _k.broadcast_error("sigmoid", a0)
+    r = None
+    if a0.size * 10 >= _CPP.min_work:
+        r = _CPP.run("sigmoid", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.sigmoid(a0)
+        except ValueError:
+            _k.broadcast_error("sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("sigmoid_", input, r, dt, ())
@@ -4491,10 +4609,14 @@ def sigmoid_out(input, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("sigmoid", "float", None, (input,))
-    try:
-        r = _k.sigmoid(a0)
-    except ValueError:
-        _k.broadcast_error("sigmoid", a0)
+    r = None
+    if a0.size * 10 >= _CPP.min_work:
+        r = _CPP.run("sigmoid", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.sigmoid(a0)
+        except ValueError:
+            _k.broadcast_error("sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("sigmoid", out, r, dt, (input,))
@@ -4509,10 +4631,14 @@ def log_sigmoid(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = _k.log_sigmoid(a0)
-    except ValueError:
-        _k.broadcast_error("log_sigmoid", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("log_sigmoid", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.log_sigmoid(a0)
+        except ValueError:
+            _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4533,10 +4659,14 @@ def log_sigmoid_inplace(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = _k.log_sigmoid(a0)
-    except ValueError:
-        _k.broadcast_error("log_sigmoid", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("log_sigmoid", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.log_sigmoid(a0)
+        except ValueError:
+            _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("log_sigmoid_", input, r, dt, ())
@@ -4548,10 +4678,14 @@ def log_sigmoid_out(input, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = _k.log_sigmoid(a0)
-    except ValueError:
-        _k.broadcast_error("log_sigmoid", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("log_sigmoid", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.log_sigmoid(a0)
+        except ValueError:
+            _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("log_sigmoid", out, r, dt, (input,))
@@ -4566,13 +4700,17 @@ def softplus(input, beta, threshold):
         a0 = input._data
     else:
         dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        if beta == 1 and threshold == 20:
-            r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
-        else:
-            r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
-    except ValueError:
-        _k.broadcast_error("softplus", a0)
+    r = None
+    if a0.size * 4 >= _CPP.min_work:
+        r = _CPP.run("softplus", dt, (a0,), (beta, threshold))
+    if r is None:
+        try:
+            if beta == 1 and threshold == 20:
+                r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+            else:
+                r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+        except ValueError:
+            _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4593,13 +4731,17 @@ def softplus_inplace(input, beta, threshold):
         a0 = input._data
     else:
         dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        if beta == 1 and threshold == 20:
-            r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
-        else:
-            r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
-    except ValueError:
-        _k.broadcast_error("softplus", a0)
+    r = None
+    if a0.size * 4 >= _CPP.min_work:
+        r = _CPP.run("softplus", dt, (a0,), (beta, threshold))
+    if r is None:
+        try:
+            if beta == 1 and threshold == 20:
+                r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+            else:
+                r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+        except ValueError:
+            _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("softplus_", input, r, dt, ())
@@ -4611,13 +4753,17 @@ def softplus_out(input, beta, threshold, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        if beta == 1 and threshold == 20:
-            r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
-        else:
-            r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
-    except ValueError:
-        _k.broadcast_error("softplus", a0)
+    r = None
+    if a0.size * 4 >= _CPP.min_work:
+        r = _CPP.run("softplus", dt, (a0,), (beta, threshold))
+    if r is None:
+        try:
+            if beta == 1 and threshold == 20:
+                r = _k.where((a0 > 20), a0, (np.logaddexp(0, a0) / 1))
+            else:
+                r = _k.where(((a0 * beta) > threshold), a0, (np.logaddexp(0, (a0 * beta)) / beta))
+        except ValueError:
+            _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("softplus", out, r, dt, (input,))
@@ -4632,13 +4778,17 @@ def hardtanh(input, min_val, max_val):
         a0 = input._data
     else:
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        if min_val == -1 and max_val == 1:
-            r = _k.where((a0 < -1), -1, _k.where((a0 > 1), 1, a0))
-        else:
-            r = _k.where((a0 < min_val), min_val, _k.where((a0 > max_val), max_val, a0))
-    except ValueError:
-        _k.broadcast_error("hardtanh", a0)
+    r = None
+    if a0.size * 4 >= _CPP.min_work:
+        r = _CPP.run("hardtanh", dt, (a0,), (min_val, max_val))
+    if r is None:
+        try:
+            if min_val == -1 and max_val == 1:
+                r = _k.where((a0 < -1), -1, _k.where((a0 > 1), 1, a0))
+            else:
+                r = _k.where((a0 < min_val), min_val, _k.where((a0 > max_val), max_val, a0))
+        except ValueError:
+            _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4659,13 +4809,17 @@ def hardtanh_inplace(input, min_val, max_val):
         a0 = input._data
     else:
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        if min_val == -1 and max_val == 1:
-            r = _k.where((a0 < -1), -1, _k.where((a0 > 1), 1, a0))
-        else:
-            r = _k.where((a0 < min_val), min_val, _k.where((a0 > max_val), max_val, a0))
-    except ValueError:
-        _k.broadcast_error("hardtanh", a0)
+    r = None
+    if a0.size * 4 >= _CPP.min_work:
+        r = _CPP.run("hardtanh", dt, (a0,), (min_val, max_val))
+    if r is None:
+        try:
+            if min_val == -1 and max_val == 1:
+                r = _k.where((a0 < -1), -1, _k.where((a0 > 1), 1, a0))
+            else:
+                r = _k.where((a0 < min_val), min_val, _k.where((a0 > max_val), max_val, a0))
+        except ValueError:
+            _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("hardtanh_", input, r, dt, ())
@@ -4677,13 +4831,17 @@ def hardtanh_out(input, min_val, max_val, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        if min_val == -1 and max_val == 1:
-            r = _k.where((a0 < -1), -1, _k.where((a0 > 1), 1, a0))
-        else:
-            r = _k.where((a0 < min_val), min_val, _k.where((a0 > max_val), max_val, a0))
-    except ValueError:
-        _k.broadcast_error("hardtanh", a0)
+    r = None
+    if a0.size * 4 >= _CPP.min_work:
+        r = _CPP.run("hardtanh", dt, (a0,), (min_val, max_val))
+    if r is None:
+        try:
+            if min_val == -1 and max_val == 1:
+                r = _k.where((a0 < -1), -1, _k.where((a0 > 1), 1, a0))
+            else:
+                r = _k.where((a0 < min_val), min_val, _k.where((a0 > max_val), max_val, a0))
+        except ValueError:
+            _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("hardtanh", out, r, dt, (input,))
@@ -4698,10 +4856,14 @@ def hardsigmoid(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
-    except ValueError:
-        _k.broadcast_error("hardsigmoid", a0)
+    r = None
+    if a0.size * 6 >= _CPP.min_work:
+        r = _CPP.run("hardsigmoid", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+        except ValueError:
+            _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4722,10 +4884,14 @@ def hardsigmoid_inplace(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
-    except ValueError:
-        _k.broadcast_error("hardsigmoid", a0)
+    r = None
+    if a0.size * 6 >= _CPP.min_work:
+        r = _CPP.run("hardsigmoid", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+        except ValueError:
+            _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("hardsigmoid_", input, r, dt, ())
@@ -4737,10 +4903,14 @@ def hardsigmoid_out(input, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("hardsigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
-    except ValueError:
-        _k.broadcast_error("hardsigmoid", a0)
+    r = None
+    if a0.size * 6 >= _CPP.min_work:
+        r = _CPP.run("hardsigmoid", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), 1.0, ((a0 / 6) + 0.5)))
+        except ValueError:
+            _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("hardsigmoid", out, r, dt, (input,))
@@ -4755,10 +4925,14 @@ def hardswish(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("hardswish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
-    except ValueError:
-        _k.broadcast_error("hardswish", a0)
+    r = None
+    if a0.size * 7 >= _CPP.min_work:
+        r = _CPP.run("hardswish", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+        except ValueError:
+            _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4779,10 +4953,14 @@ def hardswish_inplace(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("hardswish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
-    except ValueError:
-        _k.broadcast_error("hardswish", a0)
+    r = None
+    if a0.size * 7 >= _CPP.min_work:
+        r = _CPP.run("hardswish", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+        except ValueError:
+            _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("hardswish_", input, r, dt, ())
@@ -4794,10 +4972,14 @@ def hardswish_out(input, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("hardswish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    try:
-        r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
-    except ValueError:
-        _k.broadcast_error("hardswish", a0)
+    r = None
+    if a0.size * 7 >= _CPP.min_work:
+        r = _CPP.run("hardswish", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.where((a0 <= (-3)), 0.0, _k.where((a0 >= 3), a0, ((a0 * (a0 + 3)) / 6)))
+        except ValueError:
+            _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("hardswish", out, r, dt, (input,))
@@ -4949,13 +5131,17 @@ def addcmul(input, tensor1, tensor2, value):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-    try:
-        if value == 1:
-            r = (a0 + (a1 * a2))
-        else:
-            r = (a0 + ((value * a1) * a2))
-    except ValueError:
-        _k.broadcast_error("addcmul", a0, a1, a2)
+    r = None
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
+        r = _CPP.run("addcmul", dt, (a0, a1, a2), (value,))
+    if r is None:
+        try:
+            if value == 1:
+                r = (a0 + (a1 * a2))
+            else:
+                r = (a0 + ((value * a1) * a2))
+        except ValueError:
+            _k.broadcast_error("addcmul", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -4978,13 +5164,17 @@ def addcmul_inplace(input, tensor1, tensor2, value):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-    try:
-        if value == 1:
-            r = (a0 + (a1 * a2))
-        else:
-            r = (a0 + ((value * a1) * a2))
-    except ValueError:
-        _k.broadcast_error("addcmul", a0, a1, a2)
+    r = None
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
+        r = _CPP.run("addcmul", dt, (a0, a1, a2), (value,))
+    if r is None:
+        try:
+            if value == 1:
+                r = (a0 + (a1 * a2))
+            else:
+                r = (a0 + ((value * a1) * a2))
+        except ValueError:
+            _k.broadcast_error("addcmul", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("addcmul_", input, r, dt, (tensor1, tensor2))
@@ -4998,13 +5188,17 @@ def addcmul_out(input, tensor1, tensor2, value, out):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-    try:
-        if value == 1:
-            r = (a0 + (a1 * a2))
-        else:
-            r = (a0 + ((value * a1) * a2))
-    except ValueError:
-        _k.broadcast_error("addcmul", a0, a1, a2)
+    r = None
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
+        r = _CPP.run("addcmul", dt, (a0, a1, a2), (value,))
+    if r is None:
+        try:
+            if value == 1:
+                r = (a0 + (a1 * a2))
+            else:
+                r = (a0 + ((value * a1) * a2))
+        except ValueError:
+            _k.broadcast_error("addcmul", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("addcmul", out, r, dt, (input, tensor1, tensor2))
@@ -5021,13 +5215,17 @@ def addcdiv(input, tensor1, tensor2, value):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-    try:
-        if value == 1:
-            r = (a0 + (a1 / a2))
-        else:
-            r = (a0 + ((value * a1) / a2))
-    except ValueError:
-        _k.broadcast_error("addcdiv", a0, a1, a2)
+    r = None
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
+        r = _CPP.run("addcdiv", dt, (a0, a1, a2), (value,))
+    if r is None:
+        try:
+            if value == 1:
+                r = (a0 + (a1 / a2))
+            else:
+                r = (a0 + ((value * a1) / a2))
+        except ValueError:
+            _k.broadcast_error("addcdiv", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -5050,13 +5248,17 @@ def addcdiv_inplace(input, tensor1, tensor2, value):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-    try:
-        if value == 1:
-            r = (a0 + (a1 / a2))
-        else:
-            r = (a0 + ((value * a1) / a2))
-    except ValueError:
-        _k.broadcast_error("addcdiv", a0, a1, a2)
+    r = None
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
+        r = _CPP.run("addcdiv", dt, (a0, a1, a2), (value,))
+    if r is None:
+        try:
+            if value == 1:
+                r = (a0 + (a1 / a2))
+            else:
+                r = (a0 + ((value * a1) / a2))
+        except ValueError:
+            _k.broadcast_error("addcdiv", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("addcdiv_", input, r, dt, (tensor1, tensor2))
@@ -5070,13 +5272,17 @@ def addcdiv_out(input, tensor1, tensor2, value, out):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-    try:
-        if value == 1:
-            r = (a0 + (a1 / a2))
-        else:
-            r = (a0 + ((value * a1) / a2))
-    except ValueError:
-        _k.broadcast_error("addcdiv", a0, a1, a2)
+    r = None
+    if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
+        r = _CPP.run("addcdiv", dt, (a0, a1, a2), (value,))
+    if r is None:
+        try:
+            if value == 1:
+                r = (a0 + (a1 / a2))
+            else:
+                r = (a0 + ((value * a1) / a2))
+        except ValueError:
+            _k.broadcast_error("addcdiv", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("addcdiv", out, r, dt, (input, tensor1, tensor2))
@@ -5092,10 +5298,14 @@ def logaddexp(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    try:
-        r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
-    except ValueError:
-        _k.broadcast_error("logaddexp", a0, a1)
+    r = None
+    if a0.size * 11 >= _CPP.min_work or a1.size * 11 >= _CPP.min_work:
+        r = _CPP.run("logaddexp", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
+        except ValueError:
+            _k.broadcast_error("logaddexp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -5117,10 +5327,14 @@ def logaddexp_inplace(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    try:
-        r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
-    except ValueError:
-        _k.broadcast_error("logaddexp", a0, a1)
+    r = None
+    if a0.size * 11 >= _CPP.min_work or a1.size * 11 >= _CPP.min_work:
+        r = _CPP.run("logaddexp", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
+        except ValueError:
+            _k.broadcast_error("logaddexp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("logaddexp_", input, r, dt, (other,))
@@ -5133,10 +5347,14 @@ def logaddexp_out(input, other, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    try:
-        r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
-    except ValueError:
-        _k.broadcast_error("logaddexp", a0, a1)
+    r = None
+    if a0.size * 11 >= _CPP.min_work or a1.size * 11 >= _CPP.min_work:
+        r = _CPP.run("logaddexp", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.logical_and(np.isinf(a0), (a0 == a1)), a0, (np.maximum(a0, a1) + np.log1p(np.exp((-np.abs((a0 - a1)))))))
+        except ValueError:
+            _k.broadcast_error("logaddexp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("logaddexp", out, r, dt, (input, other))
@@ -5152,10 +5370,14 @@ def hypot(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("hypot", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    try:
-        r = np.sqrt(((a0 * a0) + (a1 * a1)))
-    except ValueError:
-        _k.broadcast_error("hypot", a0, a1)
+    r = None
+    if a0.size * 4 >= _CPP.min_work or a1.size * 4 >= _CPP.min_work:
+        r = _CPP.run("hypot", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = np.sqrt(((a0 * a0) + (a1 * a1)))
+        except ValueError:
+            _k.broadcast_error("hypot", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -5177,10 +5399,14 @@ def hypot_inplace(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("hypot", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    try:
-        r = np.sqrt(((a0 * a0) + (a1 * a1)))
-    except ValueError:
-        _k.broadcast_error("hypot", a0, a1)
+    r = None
+    if a0.size * 4 >= _CPP.min_work or a1.size * 4 >= _CPP.min_work:
+        r = _CPP.run("hypot", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = np.sqrt(((a0 * a0) + (a1 * a1)))
+        except ValueError:
+            _k.broadcast_error("hypot", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("hypot_", input, r, dt, (other,))
@@ -5193,10 +5419,14 @@ def hypot_out(input, other, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("hypot", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    try:
-        r = np.sqrt(((a0 * a0) + (a1 * a1)))
-    except ValueError:
-        _k.broadcast_error("hypot", a0, a1)
+    r = None
+    if a0.size * 4 >= _CPP.min_work or a1.size * 4 >= _CPP.min_work:
+        r = _CPP.run("hypot", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = np.sqrt(((a0 * a0) + (a1 * a1)))
+        except ValueError:
+            _k.broadcast_error("hypot", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("hypot", out, r, dt, (input, other))
@@ -5611,10 +5841,14 @@ def xlogy_Tensor(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("xlogy", "float", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log(a1))))
-    except ValueError:
-        _k.broadcast_error("xlogy", a0, a1)
+    r = None
+    if a0.size * 6 >= _CPP.min_work or a1.size * 6 >= _CPP.min_work:
+        r = _CPP.run("xlogy_Tensor", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log(a1))))
+        except ValueError:
+            _k.broadcast_error("xlogy", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -5636,10 +5870,14 @@ def xlogy_Tensor_inplace(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("xlogy", "float", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log(a1))))
-    except ValueError:
-        _k.broadcast_error("xlogy", a0, a1)
+    r = None
+    if a0.size * 6 >= _CPP.min_work or a1.size * 6 >= _CPP.min_work:
+        r = _CPP.run("xlogy_Tensor", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log(a1))))
+        except ValueError:
+            _k.broadcast_error("xlogy", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("xlogy_", input, r, dt, (other,))
@@ -5652,10 +5890,14 @@ def xlogy_Tensor_out(input, other, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("xlogy", "float", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log(a1))))
-    except ValueError:
-        _k.broadcast_error("xlogy", a0, a1)
+    r = None
+    if a0.size * 6 >= _CPP.min_work or a1.size * 6 >= _CPP.min_work:
+        r = _CPP.run("xlogy_Tensor", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log(a1))))
+        except ValueError:
+            _k.broadcast_error("xlogy", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("xlogy", out, r, dt, (input, other))
@@ -5671,10 +5913,14 @@ def special_xlog1py(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("special_xlog1py", "float", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log1p(a1))))
-    except ValueError:
-        _k.broadcast_error("special_xlog1py", a0, a1)
+    r = None
+    if a0.size * 6 >= _CPP.min_work or a1.size * 6 >= _CPP.min_work:
+        r = _CPP.run("special_xlog1py", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log1p(a1))))
+        except ValueError:
+            _k.broadcast_error("special_xlog1py", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -5696,10 +5942,14 @@ def special_xlog1py_inplace(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("special_xlog1py", "float", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log1p(a1))))
-    except ValueError:
-        _k.broadcast_error("special_xlog1py", a0, a1)
+    r = None
+    if a0.size * 6 >= _CPP.min_work or a1.size * 6 >= _CPP.min_work:
+        r = _CPP.run("special_xlog1py", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log1p(a1))))
+        except ValueError:
+            _k.broadcast_error("special_xlog1py", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("special_xlog1py_", input, r, dt, (other,))
@@ -5712,10 +5962,14 @@ def special_xlog1py_out(input, other, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("special_xlog1py", "float", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log1p(a1))))
-    except ValueError:
-        _k.broadcast_error("special_xlog1py", a0, a1)
+    r = None
+    if a0.size * 6 >= _CPP.min_work or a1.size * 6 >= _CPP.min_work:
+        r = _CPP.run("special_xlog1py", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a1, _k.where((a0 == 0), 0, (a0 * np.log1p(a1))))
+        except ValueError:
+            _k.broadcast_error("special_xlog1py", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("special_xlog1py", out, r, dt, (input, other))
@@ -5730,10 +5984,14 @@ def special_ndtr(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("special_ndtr", "float", None, (input,))
-    try:
-        r = (0.5 * _k.erfc((a0 * (-0.7071067811865476))))
-    except ValueError:
-        _k.broadcast_error("special_ndtr", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("special_ndtr", dt, (a0,), ())
+    if r is None:
+        try:
+            r = (0.5 * _k.erfc((a0 * (-0.7071067811865476))))
+        except ValueError:
+            _k.broadcast_error("special_ndtr", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -5754,10 +6012,14 @@ def special_ndtr_inplace(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("special_ndtr", "float", None, (input,))
-    try:
-        r = (0.5 * _k.erfc((a0 * (-0.7071067811865476))))
-    except ValueError:
-        _k.broadcast_error("special_ndtr", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("special_ndtr", dt, (a0,), ())
+    if r is None:
+        try:
+            r = (0.5 * _k.erfc((a0 * (-0.7071067811865476))))
+        except ValueError:
+            _k.broadcast_error("special_ndtr", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("special_ndtr_", input, r, dt, ())
@@ -5769,10 +6031,14 @@ def special_ndtr_out(input, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("special_ndtr", "float", None, (input,))
-    try:
-        r = (0.5 * _k.erfc((a0 * (-0.7071067811865476))))
-    except ValueError:
-        _k.broadcast_error("special_ndtr", a0)
+    r = None
+    if a0.size * 3 >= _CPP.min_work:
+        r = _CPP.run("special_ndtr", dt, (a0,), ())
+    if r is None:
+        try:
+            r = (0.5 * _k.erfc((a0 * (-0.7071067811865476))))
+        except ValueError:
+            _k.broadcast_error("special_ndtr", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("special_ndtr", out, r, dt, (input,))
@@ -5787,10 +6053,14 @@ def sinc(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("sinc", "float", None, (input,))
-    try:
-        r = _k.where((a0 == 0), 1.0, (np.sin((a0 * 3.141592653589793)) / _k.where((a0 == 0), 1.0, (a0 * 3.141592653589793))))
-    except ValueError:
-        _k.broadcast_error("sinc", a0)
+    r = None
+    if a0.size * 8 >= _CPP.min_work:
+        r = _CPP.run("sinc", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.where((a0 == 0), 1.0, (np.sin((a0 * 3.141592653589793)) / _k.where((a0 == 0), 1.0, (a0 * 3.141592653589793))))
+        except ValueError:
+            _k.broadcast_error("sinc", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -5811,10 +6081,14 @@ def sinc_inplace(input):
         a0 = input._data
     else:
         dt, a0 = _k.operands("sinc", "float", None, (input,))
-    try:
-        r = _k.where((a0 == 0), 1.0, (np.sin((a0 * 3.141592653589793)) / _k.where((a0 == 0), 1.0, (a0 * 3.141592653589793))))
-    except ValueError:
-        _k.broadcast_error("sinc", a0)
+    r = None
+    if a0.size * 8 >= _CPP.min_work:
+        r = _CPP.run("sinc", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.where((a0 == 0), 1.0, (np.sin((a0 * 3.141592653589793)) / _k.where((a0 == 0), 1.0, (a0 * 3.141592653589793))))
+        except ValueError:
+            _k.broadcast_error("sinc", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("sinc_", input, r, dt, ())
@@ -5826,10 +6100,14 @@ def sinc_out(input, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("sinc", "float", None, (input,))
-    try:
-        r = _k.where((a0 == 0), 1.0, (np.sin((a0 * 3.141592653589793)) / _k.where((a0 == 0), 1.0, (a0 * 3.141592653589793))))
-    except ValueError:
-        _k.broadcast_error("sinc", a0)
+    r = None
+    if a0.size * 8 >= _CPP.min_work:
+        r = _CPP.run("sinc", dt, (a0,), ())
+    if r is None:
+        try:
+            r = _k.where((a0 == 0), 1.0, (np.sin((a0 * 3.141592653589793)) / _k.where((a0 == 0), 1.0, (a0 * 3.141592653589793))))
+        except ValueError:
+            _k.broadcast_error("sinc", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("sinc", out, r, dt, (input,))
@@ -5842,10 +6120,14 @@ def fmax(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmax", "common", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
-    except ValueError:
-        _k.broadcast_error("fmax", a0, a1)
+    r = None
+    if a0.size * 5 >= _CPP.min_work or a1.size * 5 >= _CPP.min_work:
+        r = _CPP.run("fmax", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
+        except ValueError:
+            _k.broadcast_error("fmax", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -5867,10 +6149,14 @@ def fmax_inplace(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmax", "common", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
-    except ValueError:
-        _k.broadcast_error("fmax", a0, a1)
+    r = None
+    if a0.size * 5 >= _CPP.min_work or a1.size * 5 >= _CPP.min_work:
+        r = _CPP.run("fmax", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
+        except ValueError:
+            _k.broadcast_error("fmax", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("fmax_", input, r, dt, (other,))
@@ -5883,10 +6169,14 @@ def fmax_out(input, other, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmax", "common", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
-    except ValueError:
-        _k.broadcast_error("fmax", a0, a1)
+    r = None
+    if a0.size * 5 >= _CPP.min_work or a1.size * 5 >= _CPP.min_work:
+        r = _CPP.run("fmax", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.maximum(a0, a1)))
+        except ValueError:
+            _k.broadcast_error("fmax", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("fmax", out, r, dt, (input, other))
@@ -5899,10 +6189,14 @@ def fmin(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmin", "common", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
-    except ValueError:
-        _k.broadcast_error("fmin", a0, a1)
+    r = None
+    if a0.size * 5 >= _CPP.min_work or a1.size * 5 >= _CPP.min_work:
+        r = _CPP.run("fmin", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
+        except ValueError:
+            _k.broadcast_error("fmin", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -5924,10 +6218,14 @@ def fmin_inplace(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmin", "common", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
-    except ValueError:
-        _k.broadcast_error("fmin", a0, a1)
+    r = None
+    if a0.size * 5 >= _CPP.min_work or a1.size * 5 >= _CPP.min_work:
+        r = _CPP.run("fmin", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
+        except ValueError:
+            _k.broadcast_error("fmin", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("fmin_", input, r, dt, (other,))
@@ -5940,10 +6238,14 @@ def fmin_out(input, other, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("fmin", "common", None, (input, other))
-    try:
-        r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
-    except ValueError:
-        _k.broadcast_error("fmin", a0, a1)
+    r = None
+    if a0.size * 5 >= _CPP.min_work or a1.size * 5 >= _CPP.min_work:
+        r = _CPP.run("fmin", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where(np.isnan(a1), a0, _k.where(np.isnan(a0), a1, np.minimum(a0, a1)))
+        except ValueError:
+            _k.broadcast_error("fmin", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("fmin", out, r, dt, (input, other))
@@ -5958,10 +6260,14 @@ def heaviside(input, values):
         a1 = values._data
     else:
         dt, a0, a1 = _k.operands("heaviside", "common", None, (input, values))
-    try:
-        r = _k.where((a0 == 0), a1, _k.where((a0 > 0), 1, 0))
-    except ValueError:
-        _k.broadcast_error("heaviside", a0, a1)
+    r = None
+    if a0.size * 4 >= _CPP.min_work or a1.size * 4 >= _CPP.min_work:
+        r = _CPP.run("heaviside", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where((a0 == 0), a1, _k.where((a0 > 0), 1, 0))
+        except ValueError:
+            _k.broadcast_error("heaviside", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -5985,10 +6291,14 @@ def heaviside_inplace(input, values):
         a1 = values._data
     else:
         dt, a0, a1 = _k.operands("heaviside", "common", None, (input, values))
-    try:
-        r = _k.where((a0 == 0), a1, _k.where((a0 > 0), 1, 0))
-    except ValueError:
-        _k.broadcast_error("heaviside", a0, a1)
+    r = None
+    if a0.size * 4 >= _CPP.min_work or a1.size * 4 >= _CPP.min_work:
+        r = _CPP.run("heaviside", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where((a0 == 0), a1, _k.where((a0 > 0), 1, 0))
+        except ValueError:
+            _k.broadcast_error("heaviside", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("heaviside_", input, r, dt, (values,))
@@ -6003,10 +6313,14 @@ def heaviside_out(input, values, out):
         a1 = values._data
     else:
         dt, a0, a1 = _k.operands("heaviside", "common", None, (input, values))
-    try:
-        r = _k.where((a0 == 0), a1, _k.where((a0 > 0), 1, 0))
-    except ValueError:
-        _k.broadcast_error("heaviside", a0, a1)
+    r = None
+    if a0.size * 4 >= _CPP.min_work or a1.size * 4 >= _CPP.min_work:
+        r = _CPP.run("heaviside", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where((a0 == 0), a1, _k.where((a0 > 0), 1, 0))
+        except ValueError:
+            _k.broadcast_error("heaviside", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("heaviside", out, r, dt, (input, values))
@@ -6265,10 +6579,14 @@ def logaddexp2(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    try:
-        r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
-    except ValueError:
-        _k.broadcast_error("logaddexp2", a0, a1)
+    r = None
+    if a0.size * 11 >= _CPP.min_work or a1.size * 11 >= _CPP.min_work:
+        r = _CPP.run("logaddexp2", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
+        except ValueError:
+            _k.broadcast_error("logaddexp2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     t = _new(Tensor)
@@ -6290,10 +6608,14 @@ def logaddexp2_inplace(input, other):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    try:
-        r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
-    except ValueError:
-        _k.broadcast_error("logaddexp2", a0, a1)
+    r = None
+    if a0.size * 11 >= _CPP.min_work or a1.size * 11 >= _CPP.min_work:
+        r = _CPP.run("logaddexp2", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
+        except ValueError:
+            _k.broadcast_error("logaddexp2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_inplace("logaddexp2_", input, r, dt, (other,))
@@ -6306,10 +6628,14 @@ def logaddexp2_out(input, other, out):
         a1 = other._data
     else:
         dt, a0, a1 = _k.operands("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-    try:
-        r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
-    except ValueError:
-        _k.broadcast_error("logaddexp2", a0, a1)
+    r = None
+    if a0.size * 11 >= _CPP.min_work or a1.size * 11 >= _CPP.min_work:
+        r = _CPP.run("logaddexp2", dt, (a0, a1), ())
+    if r is None:
+        try:
+            r = _k.where((a0 == a1), (a0 + 1), (np.maximum(a0, a1) + np.log2((1 + np.exp2((-np.abs((a0 - a1))))))))
+        except ValueError:
+            _k.broadcast_error("logaddexp2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
     return _k.store_out("logaddexp2", out, r, dt, (input, other))

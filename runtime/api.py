@@ -167,6 +167,19 @@ LongTensor = _legacy.CPU_TYPES["LongTensor"]
 ShortTensor = _legacy.CPU_TYPES["ShortTensor"]
 for _name, _type in _legacy.CUDA_TYPES.items():
     setattr(cuda, _name, _type)
+from runtime.kernels import compiled_pointwise as _compiled_pointwise  # noqa: E402
+
+
+def _build_eager_cpp(source: str) -> Any:
+    """G.compile's C++ toolchain for the eager kernels of compound pointwise ops (Note [Compiled eager
+    pointwise kernels]: runtime.kernels may not import runtime.compile, so this layer hands it over); None
+    where no C++ compiler is found. Imported when the first build starts, on its background thread."""
+    from runtime.compile import cpp_build
+
+    return None if cpp_build.find_compiler() is None else cpp_build.build(source)
+
+
+_compiled_pointwise.install_builder(_build_eager_cpp)
 from runtime.storage import Storage  # noqa: E402
 from runtime.tensor import Size, is_floating_point, is_nonzero, is_tensor, numel  # noqa: E402
 

@@ -17,6 +17,7 @@ that uses them (codegen/gen_autograd.py: nodes, saving, edges; codegen/gen_cuda.
     cpu_kernels.py     generated/_cpu_kernels.py   NumPy kernels of pointwise ops
     cuda_kernels.py    generated/_cuda_kernels.py, generated/cuda/**.cu
     fusion_specs.py    generated/_fusion_specs.py  kernel specs as C++ for G.compile
+    compound_pointwise.py  generated/cpu/compound_pointwise.cpp  eager C++ kernels of compound pointwise ops
     stubs.py           generated/__init__.pyi      type stubs
     package.py         generated/__init__.py, py.typed
 """

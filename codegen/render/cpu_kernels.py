@@ -3,19 +3,18 @@ expressions rendered from each op's kernel spec by the NumPy renderer of codegen
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import jinja2
 
 from codegen.api_python import kernel_name, py_name
 from codegen.kernel_spec import NUMPY, integer_divisors
-from codegen.literals import python_number
+from codegen.literals import python_number, python_str
 from codegen.native import NativeFunction
-from codegen.pointwise_kernel import PointwiseKernel, pointwise_kernel
+from codegen.pointwise_kernel import PointwiseKernel, numeric_defaults, pointwise_kernel
+from codegen.render import compound_pointwise
 from codegen.render.inputs import Inputs
 from codegen.render_errors import owned
-from codegen.schema_parser import default_value
 from runtime.vocabulary import DTYPE_GROUPS, PromoteKind
 
 
@@ -33,11 +32,14 @@ class CpuKernelContext(PointwiseKernel):
     fast_set: str  # Note [Pointwise fast path] (runtime/kernels/cpu_pointwise.py): the dtypes computed directly
     follow: tuple[int, ...] = ()  # positions in `tensors` of the zero_dim ones: they take the result dtype
     divisors: tuple[str, ...] = ()  # integer divisors, rendered: checked for zero (kernel_spec.integer_divisors)
+    compiled: bool = False  # a compound op: its compiled C++ kernel runs above a size (compound_pointwise.py)
+    passes: int = 1  # the NumPy passes of the compiled kernel's op (the threshold is on elements x passes)
 
 
 @dataclass(frozen=True)
 class CpuKernelsFile:
     kernels: tuple[CpuKernelContext, ...]
+    compiled_source: str = compound_pointwise.SOURCE  # the compound ops' C++, relative to generated/
 
 
 def cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
@@ -47,7 +49,7 @@ def cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
     names = {t: a for t, a in zip(spec.tensors, arrays, strict=True)}
     names.update({s: py_name(s) for s in spec.scalars})
     all_dtypes = spec.dtypes == DTYPE_GROUPS["all"]
-    defaults = _numeric_defaults(f, spec.scalars)
+    defaults = numeric_defaults(f)
     expr = spec.render(NUMPY, names)
     fast = spec.specialize(defaults).render(NUMPY, names) if defaults else None
     return CpuKernelContext(
@@ -62,18 +64,9 @@ def cpu_kernel_context(f: NativeFunction) -> CpuKernelContext:
                   else f"_FAST_{kernel_name(f)}"),
         follow=tuple(spec.tensors.index(t) for t in spec.zero_dim),
         divisors=tuple(NUMPY.render(d, names) for d in integer_divisors(spec)),
+        compiled=compound_pointwise.is_compiled(f),
+        passes=compound_pointwise.numpy_passes(spec.specialize(numeric_defaults(f))),
     )
-
-
-def _numeric_defaults(f: NativeFunction, scalars: tuple[str, ...]) -> dict[str, float]:
-    """Scalar arguments whose default is a finite number (candidates for the kernel's fast path)."""
-    out: dict[str, float] = {}
-    for a in f.func.arguments.flat_non_out:
-        if a.name in scalars and a.default is not None:
-            value = default_value(a)
-            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-                out[a.name] = value
-    return out
 
 
 def contexts(inputs: Inputs) -> CpuKernelsFile:
@@ -83,4 +76,5 @@ def contexts(inputs: Inputs) -> CpuKernelsFile:
 
 
 def render(env: jinja2.Environment, ctx: CpuKernelsFile) -> dict[str, str]:
-    return {"_cpu_kernels.py": env.get_template("cpu_kernels.py.j2").render(kernels=ctx.kernels)}
+    return {"_cpu_kernels.py": env.get_template("cpu_kernels.py.j2").render(
+        kernels=ctx.kernels, compiled_source=python_str(ctx.compiled_source))}
