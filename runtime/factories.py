@@ -20,10 +20,11 @@ import numpy as np
 from runtime import dtypes, opcall
 from runtime import strides as S
 from runtime.cuda.fixed import storage_np
-from runtime.device import CPU, Device, as_device, default_device
+from runtime.device import CPU, META, Device, as_device, default_device
 from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, OP_TABLES, dispatch_key, dispatcher
 from runtime.kernels.checks import checked_fill_value
 from runtime.kernels.copy import array_module, fill_, move, store, zero_
+from runtime.meta_array import meta_array
 from runtime.storage import MAX_DIMS, empty_array
 from runtime.tensor import Size, Tensor, fresh_tensor, install_methods
 
@@ -75,6 +76,20 @@ def empty_strided_cuda(size: Sequence[int], stride: Sequence[int], dtype: Any = 
     cp = array_module(dev)
     with cp.cuda.Device(dev.index or 0):
         return Tensor._wrap(_strided(cp, size, stride, dt, f"cuda:{dev.index or 0}"), dt)
+
+
+def empty_strided_meta(size: Sequence[int], stride: Sequence[int], dtype: Any = None, layout: Any = None,
+                       device: Any = None, pin_memory: Any = None) -> Tensor:
+    """A tensor on device 'meta': its geometry over a storage that holds nothing (Note [Meta tensors])."""
+    dt = _dtype(dtype)
+    shape = _check_size(size)
+    strides = tuple(int(s) for s in stride)
+    if len(strides) != len(shape):
+        raise RuntimeError(f"empty_strided: mismatch in length of strides and shape: {list(shape)} and "
+                           f"{list(strides)}")
+    if any(s < 0 for s in strides):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and strides={list(strides)}")
+    return fresh_tensor(meta_array(shape, strides, storage_np(dt)), dt, META, META_BIT)
 
 
 _EMPTY_STRIDED: list[Any] = []
