@@ -56,6 +56,9 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Write `src` into `self`, broadcasting `src` and converting its dtype and device."""
     if src is self:
         return self
+    if self._device.type == "meta":  # another device's src into a meta tensor: nothing to write
+        from runtime.kernels import meta_copy
+        return meta_copy.copy_(self, src)
     check_write(self, (src,))  # Note [Overlap checks before a write]
     if self._dtype.np is None or src._dtype.np is None:  # Note [bfloat16 on the CUDA backend]
         return _copy_bfloat16(self, src)
@@ -75,6 +78,9 @@ def _to_copy(self: Tensor, dtype: Any = None, layout: Any = None, device: Any = 
     """A copy of `self` with another dtype and/or device (what `Tensor.to` calls)."""
     dt = self._dtype if dtype is None else dtypes.as_dtype(dtype)
     dev = self._device if device is None else as_device(device)
+    if dev.type == "meta" or self._device.type == "meta":  # Note [Meta tensors] (runtime/meta_array.py)
+        from runtime.kernels import meta_copy
+        return meta_copy.to_copy(self, dt, layout, dev, pin_memory, non_blocking, memory_format)
     if dt.np is None or self._dtype.np is None:  # Note [bfloat16 on the CUDA backend]
         return _to_copy_bfloat16(self, dt, dev)
     data = self._data

@@ -7,6 +7,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from runtime import dtypes
+from runtime.kernels._xp import wrapped_value as _wrapped_value
 from runtime.memory_overlap import check_write
 from runtime.tensor import Tensor
 from runtime.vocabulary import PromoteKind, opmath_dtype
@@ -80,20 +81,6 @@ def result_dtype(op: str, promote: str, allowed: tuple[str, ...] | None, tensors
     if allowed is not None and dt.name not in allowed:
         unsupported(op, dt)
     return dt
-
-
-# a Python number of each kind, standing for a wrapped number on device 'meta', whose value is not kept
-_KIND_VALUE = {"bool": False, "int": 0, "float": 0.0, "complex": 0j}
-
-
-def _wrapped_value(t: Tensor) -> Any:
-    """The Python number a wrapped-number tensor came from (one of its kind, for a meta tensor)."""
-    if t._device.type == "meta":
-        dt = t._dtype
-        kind = "bool" if dt is dtypes.bool_ else "float" if dt.is_floating_point else \
-            "complex" if getattr(dt, "is_complex", False) else "int"
-        return _KIND_VALUE[kind]
-    return t._data.item()
 
 
 def result_type(*operands: Any) -> dtypes.DType:

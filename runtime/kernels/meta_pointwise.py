@@ -7,7 +7,6 @@ gives its output (Note [Pointwise output strides]).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from runtime import dtypes
 from runtime import strides as S
