@@ -431,6 +431,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
             values = start + np.arange(n, dtype=np.float64) * step
         return _finish(Tensor._wrap(values.astype(dt.np, copy=False), dt), requires_grad)
     t = _alloc((n,), dt, device)
+    if t._device.type == "meta":  # no values to compute (Note [Meta tensors] in runtime/meta_array.py)
+        return _finish(t, requires_grad)
     xp = array_module(t.device)
     store(t, start + xp.arange(n, dtype=np.int64 if exact else np.float64) * step)
     return _finish(t, requires_grad)
@@ -445,6 +447,8 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     t = _alloc((int(steps),), _dtype(dtype), device)
+    if t._device.type == "meta":  # no values to compute
+        return _finish(t, requires_grad)
     xp = array_module(t.device)
     if t.dtype.is_floating_point:
         values = xp.linspace(float(start), float(end), int(steps), dtype=np.float64)
@@ -469,6 +473,8 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
     if n < 0 or m < 0:
         raise RuntimeError(f"n and m must be non-negative, got n={n}, m={m}")
     t = zeros(n, m, dtype=dtype, device=device)
+    if t._device.type == "meta":  # no values to compute
+        return _finish(t, requires_grad)
     store(t, array_module(t.device).eye(n, m, dtype=np.float32 if t._dtype.np is None else t._dtype.np))
     return _finish(t, requires_grad)
 

@@ -29,6 +29,7 @@ from runtime import strides as S
 from runtime.device import Device, as_device
 from runtime.kernels.checks import checked_fill_value
 from runtime.memory_overlap import check_write
+from runtime.meta_array import MetaArray, meta_array, no_data
 from runtime.tensor import Tensor
 
 
@@ -42,6 +43,10 @@ def array_module(device: Device) -> Any:
 def move(data: Any, device: Device) -> Any:
     """`data` (a NumPy or CuPy array) as an array on `device`; no copy when it is there already."""
     on_cpu = data.__class__ is np.ndarray  # not an emulated device array (a NumPy subclass)
+    if device.type == "meta" or data.__class__ is MetaArray:  # Note [Meta tensors] (runtime/meta_array.py)
+        if device.type != "meta":
+            no_data(f"copying a meta tensor to {device}")
+        return meta_array(tuple(data.shape), S.contiguous_strides(tuple(data.shape)), data.dtype)
     if device.type == "cpu":
         return data if on_cpu else data.get()
     cp = array_module(device)

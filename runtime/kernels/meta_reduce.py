@@ -18,6 +18,11 @@ from runtime.tensor import Tensor
 _int64 = dtypes.int64
 
 
+def _ndim1(self: Tensor) -> int:
+    """The dims a dim argument is wrapped against: a 0-d tensor takes dim 0 and -1, as PyTorch."""
+    return self._data.ndim or 1
+
+
 def reduced_shape(self: Tensor, dim: Any, keepdim: bool) -> tuple[int, ...]:
     """The shape of `self` reduced over `dim` (None or [] means every dim), PyTorch's dim rules."""
     shape = tuple(self._data.shape)
@@ -109,7 +114,7 @@ def _values_indices(self: Tensor, dim: int, keepdim: bool, op: str, check: bool 
     if check and self._data.ndim:
         _nonempty(self, (S.wrap_dim(dim, self._data.ndim),), op)
     else:
-        S.wrap_dim(dim, max(self._data.ndim, 1))
+        S.wrap_dim(dim, _ndim1(self))
     shape = reduced_shape(self, dim, keepdim)
     return empty(shape, self._dtype), empty(shape, _int64)
 
@@ -173,12 +178,12 @@ def all_dims(self: Tensor, dim: Sequence[int] | None = None, keepdim: bool = Fal
 
 # -- scans, sorts and order statistics --------------------------------------------------------------
 def cumsum(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    S.wrap_dim(dim, max(self._data.ndim, 1))
+    S.wrap_dim(dim, _ndim1(self))
     return empty(tuple(self._data.shape), acc_dtype(self, dtype))
 
 
 def _same_with_indices(self: Tensor, dim: int) -> tuple[Tensor, Tensor]:
-    S.wrap_dim(dim, max(self._data.ndim, 1))
+    S.wrap_dim(dim, _ndim1(self))
     shape = tuple(self._data.shape)
     return empty(shape, self._dtype), empty(shape, _int64)
 
@@ -202,7 +207,7 @@ def sort_stable(self: Tensor, stable: bool | None = None, dim: int = -1,
 
 def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Tensor, Tensor]:
     shape = list(self._data.shape)
-    d = S.wrap_dim(dim, max(len(shape), 1))
+    d = S.wrap_dim(dim, (len(shape) or 1))
     size = shape[d] if shape else 1
     if not 0 <= k <= size:
         raise RuntimeError(f"selected index k out of range: k={k} for a dimension of size {size}")
