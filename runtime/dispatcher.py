@@ -371,6 +371,8 @@ def _plan(registered: frozenset[str], fallback_keys: frozenset[DispatchKey], mix
                 if bit & BACKEND_BITS and _several_devices(keys) and not mixed_devices:
                     choice = _MISMATCH
                     break
+                if bit & BACKEND_BITS and keys & META_BIT:  # an op taking several devices, one of them meta
+                    key = DispatchKey.Meta  # (CPU index tensors of a meta tensor): Note [Meta tensors]
                 _, name, how = names[key]
                 if name is not None or how == "fallback":
                     choice = key

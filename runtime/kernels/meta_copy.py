@@ -106,7 +106,8 @@ def new_full(self: Tensor, size: Sequence[int], fill_value: Any, dtype: Any = No
 
 
 def clone(self: Tensor, memory_format: object = None) -> Tensor:
-    return like(self)
+    """Contiguous, as the CPU kernel's copy of the array is (runtime/kernels/views.py)."""
+    return empty(tuple(self._data.shape), self._dtype)
 
 
 # -- random fills: the tensor keeps its geometry; nothing is drawn (the generator does not advance) -----
