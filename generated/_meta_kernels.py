@@ -19,7 +19,6 @@ def add_Tensor(input, other, alpha):
     dt = _k.result_dtype("add", "common", None, (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-
     return _m.new("add", dt, (input, other))
 
 
@@ -27,7 +26,6 @@ def add_Tensor_inplace(input, other, alpha):
     dt = _k.result_dtype("add", "common", None, (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-
     return _m.inplace("add_", input, dt, (input, other))
 
 
@@ -35,7 +33,6 @@ def add_Tensor_out(input, other, alpha, out):
     dt = _k.result_dtype("add", "common", None, (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-
     return _m.out("add", out, dt, (input, other))
 
 
@@ -43,7 +40,6 @@ def add_Scalar(input, other, alpha):
     dt = _k.result_dtype("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-
     return _m.new("add", dt, (input,))
 
 
@@ -51,7 +47,6 @@ def add_Scalar_inplace(input, other, alpha):
     dt = _k.result_dtype("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-
     return _m.inplace("add_", input, dt, (input,))
 
 
@@ -59,7 +54,6 @@ def add_Scalar_out(input, other, alpha, out):
     dt = _k.result_dtype("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-
     return _m.out("add", out, dt, (input,))
 
 
@@ -67,7 +61,6 @@ def sub_Tensor(input, other, alpha):
     dt = _k.result_dtype("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-
     return _m.new("sub", dt, (input, other))
 
 
@@ -75,7 +68,6 @@ def sub_Tensor_inplace(input, other, alpha):
     dt = _k.result_dtype("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-
     return _m.inplace("sub_", input, dt, (input, other))
 
 
@@ -83,7 +75,6 @@ def sub_Tensor_out(input, other, alpha, out):
     dt = _k.result_dtype("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-
     return _m.out("sub", out, dt, (input, other))
 
 
@@ -91,7 +82,6 @@ def sub_Scalar(input, other, alpha):
     dt = _k.result_dtype("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-
     return _m.new("sub", dt, (input,))
 
 
@@ -99,7 +89,6 @@ def sub_Scalar_inplace(input, other, alpha):
     dt = _k.result_dtype("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-
     return _m.inplace("sub_", input, dt, (input,))
 
 
@@ -107,857 +96,715 @@ def sub_Scalar_out(input, other, alpha, out):
     dt = _k.result_dtype("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-
     return _m.out("sub", out, dt, (input,))
 
 
 def mul_Tensor(input, other):
     dt = _k.result_dtype("mul", "common", None, (input, other))
-
     return _m.new("mul", dt, (input, other))
 
 
 def mul_Tensor_inplace(input, other):
     dt = _k.result_dtype("mul", "common", None, (input, other))
-
     return _m.inplace("mul_", input, dt, (input, other))
 
 
 def mul_Tensor_out(input, other, out):
     dt = _k.result_dtype("mul", "common", None, (input, other))
-
     return _m.out("mul", out, dt, (input, other))
 
 
 def mul_Scalar(input, other):
     dt = _k.result_dtype("mul", "common", None, (input,), (other,))
-
     return _m.new("mul", dt, (input,))
 
 
 def mul_Scalar_inplace(input, other):
     dt = _k.result_dtype("mul", "common", None, (input,), (other,))
-
     return _m.inplace("mul_", input, dt, (input,))
 
 
 def mul_Scalar_out(input, other, out):
     dt = _k.result_dtype("mul", "common", None, (input,), (other,))
-
     return _m.out("mul", out, dt, (input,))
 
 
 def div_Tensor(input, other):
     dt = _k.result_dtype("div", "float", None, (input, other))
-
     return _m.new("div", dt, (input, other))
 
 
 def div_Tensor_inplace(input, other):
     dt = _k.result_dtype("div", "float", None, (input, other))
-
     return _m.inplace("div_", input, dt, (input, other))
 
 
 def div_Tensor_out(input, other, out):
     dt = _k.result_dtype("div", "float", None, (input, other))
-
     return _m.out("div", out, dt, (input, other))
 
 
 def div_Scalar(input, other):
     dt = _k.result_dtype("div", "float", None, (input,), (other,))
-
     return _m.new("div", dt, (input,))
 
 
 def div_Scalar_inplace(input, other):
     dt = _k.result_dtype("div", "float", None, (input,), (other,))
-
     return _m.inplace("div_", input, dt, (input,))
 
 
 def div_Scalar_out(input, other, out):
     dt = _k.result_dtype("div", "float", None, (input,), (other,))
-
     return _m.out("div", out, dt, (input,))
 
 
 def neg(input):
     dt = _k.result_dtype("neg", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("neg", dt, (input,))
 
 
 def neg_inplace(input):
     dt = _k.result_dtype("neg", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("neg_", input, dt, (input,))
 
 
 def neg_out(input, out):
     dt = _k.result_dtype("neg", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("neg", out, dt, (input,))
 
 
 def pow_Tensor_Scalar(input, exponent):
     dt = _k.result_dtype("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (exponent,))
-
     return _m.new("pow", dt, (input,))
 
 
 def pow_Tensor_Scalar_inplace(input, exponent):
     dt = _k.result_dtype("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (exponent,))
-
     return _m.inplace("pow_", input, dt, (input,))
 
 
 def pow_Tensor_Scalar_out(input, exponent, out):
     dt = _k.result_dtype("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (exponent,))
-
     return _m.out("pow", out, dt, (input,))
 
 
 def exp(input):
     dt = _k.result_dtype("exp", "float", None, (input,))
-
     return _m.new("exp", dt, (input,))
 
 
 def exp_inplace(input):
     dt = _k.result_dtype("exp", "float", None, (input,))
-
     return _m.inplace("exp_", input, dt, (input,))
 
 
 def exp_out(input, out):
     dt = _k.result_dtype("exp", "float", None, (input,))
-
     return _m.out("exp", out, dt, (input,))
 
 
 def relu(input):
     dt = _k.result_dtype("relu", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("relu", dt, (input,))
 
 
 def relu_inplace(input):
     dt = _k.result_dtype("relu", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("relu_", input, dt, (input,))
 
 
 def relu_out(input, out):
     dt = _k.result_dtype("relu", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("relu", out, dt, (input,))
 
 
 def threshold_backward(grad_output, input, threshold):
     dt = _k.result_dtype("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (grad_output, input))
-
     return _m.new("threshold_backward", dt, (grad_output, input))
 
 
 def threshold_backward_out(grad_output, input, threshold, out):
     dt = _k.result_dtype("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (grad_output, input))
-
     return _m.out("threshold_backward", out, dt, (grad_output, input))
 
 
 def gt_Tensor(input, other):
     dt = _k.result_dtype("gt", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.new("gt", dt, (input, other))
 
 
 def gt_Tensor_out(input, other, out):
     dt = _k.result_dtype("gt", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.out("gt", out, dt, (input, other))
 
 
 def gt_Scalar(input, other):
     dt = _k.result_dtype("gt", "bool", None, (input,), (other,))
     dt = _BOOL
-
     return _m.new("gt", dt, (input,))
 
 
 def gt_Scalar_out(input, other, out):
     dt = _k.result_dtype("gt", "bool", None, (input,), (other,))
     dt = _BOOL
-
     return _m.out("gt", out, dt, (input,))
 
 
 def floor_divide(input, other):
     dt = _k.result_dtype("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.new("floor_divide", dt, (input, other))
 
 
 def floor_divide_inplace(input, other):
     dt = _k.result_dtype("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.inplace("floor_divide_", input, dt, (input, other))
 
 
 def floor_divide_out(input, other, out):
     dt = _k.result_dtype("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.out("floor_divide", out, dt, (input, other))
 
 
 def floor_divide_Scalar(input, other):
     dt = _k.result_dtype("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-
     return _m.new("floor_divide", dt, (input,))
 
 
 def floor_divide_Scalar_inplace(input, other):
     dt = _k.result_dtype("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-
     return _m.inplace("floor_divide_", input, dt, (input,))
 
 
 def floor_divide_Scalar_out(input, other, out):
     dt = _k.result_dtype("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-
     return _m.out("floor_divide", out, dt, (input,))
 
 
 def pow_Tensor_Tensor(input, exponent):
     dt = _k.result_dtype("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, exponent))
-
     return _m.new("pow", dt, (input, exponent))
 
 
 def pow_Tensor_Tensor_inplace(input, exponent):
     dt = _k.result_dtype("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, exponent))
-
     return _m.inplace("pow_", input, dt, (input, exponent))
 
 
 def pow_Tensor_Tensor_out(input, exponent, out):
     dt = _k.result_dtype("pow", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, exponent))
-
     return _m.out("pow", out, dt, (input, exponent))
 
 
 def remainder_Tensor(input, other):
     dt = _k.result_dtype("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.new("remainder", dt, (input, other))
 
 
 def remainder_Tensor_inplace(input, other):
     dt = _k.result_dtype("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.inplace("remainder_", input, dt, (input, other))
 
 
 def remainder_Tensor_out(input, other, out):
     dt = _k.result_dtype("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.out("remainder", out, dt, (input, other))
 
 
 def remainder_Scalar(input, other):
     dt = _k.result_dtype("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-
     return _m.new("remainder", dt, (input,))
 
 
 def remainder_Scalar_inplace(input, other):
     dt = _k.result_dtype("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-
     return _m.inplace("remainder_", input, dt, (input,))
 
 
 def remainder_Scalar_out(input, other, out):
     dt = _k.result_dtype("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-
     return _m.out("remainder", out, dt, (input,))
 
 
 def fmod_Tensor(input, other):
     dt = _k.result_dtype("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.new("fmod", dt, (input, other))
 
 
 def fmod_Tensor_inplace(input, other):
     dt = _k.result_dtype("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.inplace("fmod_", input, dt, (input, other))
 
 
 def fmod_Tensor_out(input, other, out):
     dt = _k.result_dtype("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.out("fmod", out, dt, (input, other))
 
 
 def fmod_Scalar(input, other):
     dt = _k.result_dtype("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-
     return _m.new("fmod", dt, (input,))
 
 
 def fmod_Scalar_inplace(input, other):
     dt = _k.result_dtype("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-
     return _m.inplace("fmod_", input, dt, (input,))
 
 
 def fmod_Scalar_out(input, other, out):
     dt = _k.result_dtype("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-
     return _m.out("fmod", out, dt, (input,))
 
 
 def abs(input):
     dt = _k.result_dtype("abs", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("abs", dt, (input,))
 
 
 def abs_inplace(input):
     dt = _k.result_dtype("abs", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("abs_", input, dt, (input,))
 
 
 def abs_out(input, out):
     dt = _k.result_dtype("abs", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("abs", out, dt, (input,))
 
 
 def sign(input):
     dt = _k.result_dtype("sign", "common", None, (input,))
-
     return _m.new("sign", dt, (input,))
 
 
 def sign_inplace(input):
     dt = _k.result_dtype("sign", "common", None, (input,))
-
     return _m.inplace("sign_", input, dt, (input,))
 
 
 def sign_out(input, out):
     dt = _k.result_dtype("sign", "common", None, (input,))
-
     return _m.out("sign", out, dt, (input,))
 
 
 def reciprocal(input):
     dt = _k.result_dtype("reciprocal", "float", None, (input,))
-
     return _m.new("reciprocal", dt, (input,))
 
 
 def reciprocal_inplace(input):
     dt = _k.result_dtype("reciprocal", "float", None, (input,))
-
     return _m.inplace("reciprocal_", input, dt, (input,))
 
 
 def reciprocal_out(input, out):
     dt = _k.result_dtype("reciprocal", "float", None, (input,))
-
     return _m.out("reciprocal", out, dt, (input,))
 
 
 def sqrt(input):
     dt = _k.result_dtype("sqrt", "float", None, (input,))
-
     return _m.new("sqrt", dt, (input,))
 
 
 def sqrt_inplace(input):
     dt = _k.result_dtype("sqrt", "float", None, (input,))
-
     return _m.inplace("sqrt_", input, dt, (input,))
 
 
 def sqrt_out(input, out):
     dt = _k.result_dtype("sqrt", "float", None, (input,))
-
     return _m.out("sqrt", out, dt, (input,))
 
 
 def rsqrt(input):
     dt = _k.result_dtype("rsqrt", "float", None, (input,))
-
     return _m.new("rsqrt", dt, (input,))
 
 
 def rsqrt_inplace(input):
     dt = _k.result_dtype("rsqrt", "float", None, (input,))
-
     return _m.inplace("rsqrt_", input, dt, (input,))
 
 
 def rsqrt_out(input, out):
     dt = _k.result_dtype("rsqrt", "float", None, (input,))
-
     return _m.out("rsqrt", out, dt, (input,))
 
 
 def square(input):
     dt = _k.result_dtype("square", "int", None, (input,))
-
     return _m.new("square", dt, (input,))
 
 
 def square_inplace(input):
     dt = _k.result_dtype("square", "int", None, (input,))
-
     return _m.inplace("square_", input, dt, (input,))
 
 
 def square_out(input, out):
     dt = _k.result_dtype("square", "int", None, (input,))
-
     return _m.out("square", out, dt, (input,))
 
 
 def exp2(input):
     dt = _k.result_dtype("exp2", "float", None, (input,))
-
     return _m.new("exp2", dt, (input,))
 
 
 def exp2_inplace(input):
     dt = _k.result_dtype("exp2", "float", None, (input,))
-
     return _m.inplace("exp2_", input, dt, (input,))
 
 
 def exp2_out(input, out):
     dt = _k.result_dtype("exp2", "float", None, (input,))
-
     return _m.out("exp2", out, dt, (input,))
 
 
 def expm1(input):
     dt = _k.result_dtype("expm1", "float", None, (input,))
-
     return _m.new("expm1", dt, (input,))
 
 
 def expm1_inplace(input):
     dt = _k.result_dtype("expm1", "float", None, (input,))
-
     return _m.inplace("expm1_", input, dt, (input,))
 
 
 def expm1_out(input, out):
     dt = _k.result_dtype("expm1", "float", None, (input,))
-
     return _m.out("expm1", out, dt, (input,))
 
 
 def log(input):
     dt = _k.result_dtype("log", "float", None, (input,))
-
     return _m.new("log", dt, (input,))
 
 
 def log_inplace(input):
     dt = _k.result_dtype("log", "float", None, (input,))
-
     return _m.inplace("log_", input, dt, (input,))
 
 
 def log_out(input, out):
     dt = _k.result_dtype("log", "float", None, (input,))
-
     return _m.out("log", out, dt, (input,))
 
 
 def log2(input):
     dt = _k.result_dtype("log2", "float", None, (input,))
-
     return _m.new("log2", dt, (input,))
 
 
 def log2_inplace(input):
     dt = _k.result_dtype("log2", "float", None, (input,))
-
     return _m.inplace("log2_", input, dt, (input,))
 
 
 def log2_out(input, out):
     dt = _k.result_dtype("log2", "float", None, (input,))
-
     return _m.out("log2", out, dt, (input,))
 
 
 def log10(input):
     dt = _k.result_dtype("log10", "float", None, (input,))
-
     return _m.new("log10", dt, (input,))
 
 
 def log10_inplace(input):
     dt = _k.result_dtype("log10", "float", None, (input,))
-
     return _m.inplace("log10_", input, dt, (input,))
 
 
 def log10_out(input, out):
     dt = _k.result_dtype("log10", "float", None, (input,))
-
     return _m.out("log10", out, dt, (input,))
 
 
 def log1p(input):
     dt = _k.result_dtype("log1p", "float", None, (input,))
-
     return _m.new("log1p", dt, (input,))
 
 
 def log1p_inplace(input):
     dt = _k.result_dtype("log1p", "float", None, (input,))
-
     return _m.inplace("log1p_", input, dt, (input,))
 
 
 def log1p_out(input, out):
     dt = _k.result_dtype("log1p", "float", None, (input,))
-
     return _m.out("log1p", out, dt, (input,))
 
 
 def sin(input):
     dt = _k.result_dtype("sin", "float", None, (input,))
-
     return _m.new("sin", dt, (input,))
 
 
 def sin_inplace(input):
     dt = _k.result_dtype("sin", "float", None, (input,))
-
     return _m.inplace("sin_", input, dt, (input,))
 
 
 def sin_out(input, out):
     dt = _k.result_dtype("sin", "float", None, (input,))
-
     return _m.out("sin", out, dt, (input,))
 
 
 def cos(input):
     dt = _k.result_dtype("cos", "float", None, (input,))
-
     return _m.new("cos", dt, (input,))
 
 
 def cos_inplace(input):
     dt = _k.result_dtype("cos", "float", None, (input,))
-
     return _m.inplace("cos_", input, dt, (input,))
 
 
 def cos_out(input, out):
     dt = _k.result_dtype("cos", "float", None, (input,))
-
     return _m.out("cos", out, dt, (input,))
 
 
 def tan(input):
     dt = _k.result_dtype("tan", "float", None, (input,))
-
     return _m.new("tan", dt, (input,))
 
 
 def tan_inplace(input):
     dt = _k.result_dtype("tan", "float", None, (input,))
-
     return _m.inplace("tan_", input, dt, (input,))
 
 
 def tan_out(input, out):
     dt = _k.result_dtype("tan", "float", None, (input,))
-
     return _m.out("tan", out, dt, (input,))
 
 
 def asin(input):
     dt = _k.result_dtype("asin", "float", None, (input,))
-
     return _m.new("asin", dt, (input,))
 
 
 def asin_inplace(input):
     dt = _k.result_dtype("asin", "float", None, (input,))
-
     return _m.inplace("asin_", input, dt, (input,))
 
 
 def asin_out(input, out):
     dt = _k.result_dtype("asin", "float", None, (input,))
-
     return _m.out("asin", out, dt, (input,))
 
 
 def acos(input):
     dt = _k.result_dtype("acos", "float", None, (input,))
-
     return _m.new("acos", dt, (input,))
 
 
 def acos_inplace(input):
     dt = _k.result_dtype("acos", "float", None, (input,))
-
     return _m.inplace("acos_", input, dt, (input,))
 
 
 def acos_out(input, out):
     dt = _k.result_dtype("acos", "float", None, (input,))
-
     return _m.out("acos", out, dt, (input,))
 
 
 def atan(input):
     dt = _k.result_dtype("atan", "float", None, (input,))
-
     return _m.new("atan", dt, (input,))
 
 
 def atan_inplace(input):
     dt = _k.result_dtype("atan", "float", None, (input,))
-
     return _m.inplace("atan_", input, dt, (input,))
 
 
 def atan_out(input, out):
     dt = _k.result_dtype("atan", "float", None, (input,))
-
     return _m.out("atan", out, dt, (input,))
 
 
 def atan2(input, other):
     dt = _k.result_dtype("atan2", "float", None, (input, other))
-
     return _m.new("atan2", dt, (input, other))
 
 
 def atan2_inplace(input, other):
     dt = _k.result_dtype("atan2", "float", None, (input, other))
-
     return _m.inplace("atan2_", input, dt, (input, other))
 
 
 def atan2_out(input, other, out):
     dt = _k.result_dtype("atan2", "float", None, (input, other))
-
     return _m.out("atan2", out, dt, (input, other))
 
 
 def sinh(input):
     dt = _k.result_dtype("sinh", "float", None, (input,))
-
     return _m.new("sinh", dt, (input,))
 
 
 def sinh_inplace(input):
     dt = _k.result_dtype("sinh", "float", None, (input,))
-
     return _m.inplace("sinh_", input, dt, (input,))
 
 
 def sinh_out(input, out):
     dt = _k.result_dtype("sinh", "float", None, (input,))
-
     return _m.out("sinh", out, dt, (input,))
 
 
 def cosh(input):
     dt = _k.result_dtype("cosh", "float", None, (input,))
-
     return _m.new("cosh", dt, (input,))
 
 
 def cosh_inplace(input):
     dt = _k.result_dtype("cosh", "float", None, (input,))
-
     return _m.inplace("cosh_", input, dt, (input,))
 
 
 def cosh_out(input, out):
     dt = _k.result_dtype("cosh", "float", None, (input,))
-
     return _m.out("cosh", out, dt, (input,))
 
 
 def tanh(input):
     dt = _k.result_dtype("tanh", "float", None, (input,))
-
     return _m.new("tanh", dt, (input,))
 
 
 def tanh_inplace(input):
     dt = _k.result_dtype("tanh", "float", None, (input,))
-
     return _m.inplace("tanh_", input, dt, (input,))
 
 
 def tanh_out(input, out):
     dt = _k.result_dtype("tanh", "float", None, (input,))
-
     return _m.out("tanh", out, dt, (input,))
 
 
 def erf(input):
     dt = _k.result_dtype("erf", "float", None, (input,))
-
     return _m.new("erf", dt, (input,))
 
 
 def erf_inplace(input):
     dt = _k.result_dtype("erf", "float", None, (input,))
-
     return _m.inplace("erf_", input, dt, (input,))
 
 
 def erf_out(input, out):
     dt = _k.result_dtype("erf", "float", None, (input,))
-
     return _m.out("erf", out, dt, (input,))
 
 
 def floor(input):
     dt = _k.result_dtype("floor", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("floor", dt, (input,))
 
 
 def floor_inplace(input):
     dt = _k.result_dtype("floor", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("floor_", input, dt, (input,))
 
 
 def floor_out(input, out):
     dt = _k.result_dtype("floor", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("floor", out, dt, (input,))
 
 
 def ceil(input):
     dt = _k.result_dtype("ceil", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("ceil", dt, (input,))
 
 
 def ceil_inplace(input):
     dt = _k.result_dtype("ceil", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("ceil_", input, dt, (input,))
 
 
 def ceil_out(input, out):
     dt = _k.result_dtype("ceil", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("ceil", out, dt, (input,))
 
 
 def round(input):
     dt = _k.result_dtype("round", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("round", dt, (input,))
 
 
 def round_inplace(input):
     dt = _k.result_dtype("round", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("round_", input, dt, (input,))
 
 
 def round_out(input, out):
     dt = _k.result_dtype("round", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("round", out, dt, (input,))
 
 
 def trunc(input):
     dt = _k.result_dtype("trunc", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("trunc", dt, (input,))
 
 
 def trunc_inplace(input):
     dt = _k.result_dtype("trunc", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("trunc_", input, dt, (input,))
 
 
 def trunc_out(input, out):
     dt = _k.result_dtype("trunc", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("trunc", out, dt, (input,))
 
 
 def frac(input):
     dt = _k.result_dtype("frac", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("frac", dt, (input,))
 
 
 def frac_inplace(input):
     dt = _k.result_dtype("frac", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("frac_", input, dt, (input,))
 
 
 def frac_out(input, out):
     dt = _k.result_dtype("frac", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("frac", out, dt, (input,))
 
 
 def maximum(input, other):
     dt = _k.result_dtype("maximum", "common", None, (input, other))
-
     return _m.new("maximum", dt, (input, other))
 
 
 def maximum_inplace(input, other):
     dt = _k.result_dtype("maximum", "common", None, (input, other))
-
     return _m.inplace("maximum_", input, dt, (input, other))
 
 
 def maximum_out(input, other, out):
     dt = _k.result_dtype("maximum", "common", None, (input, other))
-
     return _m.out("maximum", out, dt, (input, other))
 
 
 def minimum(input, other):
     dt = _k.result_dtype("minimum", "common", None, (input, other))
-
     return _m.new("minimum", dt, (input, other))
 
 
 def minimum_inplace(input, other):
     dt = _k.result_dtype("minimum", "common", None, (input, other))
-
     return _m.inplace("minimum_", input, dt, (input, other))
 
 
 def minimum_out(input, other, out):
     dt = _k.result_dtype("minimum", "common", None, (input, other))
-
     return _m.out("minimum", out, dt, (input, other))
 
 
@@ -965,7 +812,6 @@ def lerp_Scalar(input, end, weight):
     if end._dtype is not input._dtype:
         _c.check_same_dtype("end", input, end)
     dt = _k.result_dtype("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
-
     return _m.new("lerp", dt, (input, end))
 
 
@@ -973,7 +819,6 @@ def lerp_Scalar_inplace(input, end, weight):
     if end._dtype is not input._dtype:
         _c.check_same_dtype("end", input, end)
     dt = _k.result_dtype("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
-
     return _m.inplace("lerp_", input, dt, (input, end))
 
 
@@ -981,7 +826,6 @@ def lerp_Scalar_out(input, end, weight, out):
     if end._dtype is not input._dtype:
         _c.check_same_dtype("end", input, end)
     dt = _k.result_dtype("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
-
     return _m.out("lerp", out, dt, (input, end))
 
 
@@ -991,7 +835,6 @@ def lerp_Tensor(input, end, weight):
     if weight._dtype is not input._dtype and weight._data.ndim:
         _c.check_same_dtype("weight", input, weight)
     dt = _k.result_dtype("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end, weight))
-
     return _m.new("lerp", dt, (input, end, weight))
 
 
@@ -1001,7 +844,6 @@ def lerp_Tensor_inplace(input, end, weight):
     if weight._dtype is not input._dtype and weight._data.ndim:
         _c.check_same_dtype("weight", input, weight)
     dt = _k.result_dtype("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end, weight))
-
     return _m.inplace("lerp_", input, dt, (input, end, weight))
 
 
@@ -1011,7 +853,6 @@ def lerp_Tensor_out(input, end, weight, out):
     if weight._dtype is not input._dtype and weight._data.ndim:
         _c.check_same_dtype("weight", input, weight)
     dt = _k.result_dtype("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end, weight))
-
     return _m.out("lerp", out, dt, (input, end, weight))
 
 
@@ -1019,7 +860,6 @@ def where_self(condition, input, other):
     if condition._dtype is not _BOOL:
         _c.check_condition("where", "condition", condition)
     dt = _k.result_dtype("where", "common", None, (condition, input, other))
-
     return _m.new("where", dt, (condition, input, other))
 
 
@@ -1027,497 +867,420 @@ def where_self_out(condition, input, other, out):
     if condition._dtype is not _BOOL:
         _c.check_condition("where", "condition", condition)
     dt = _k.result_dtype("where", "common", None, (condition, input, other))
-
     return _m.out("where", out, dt, (condition, input, other))
 
 
 def lt_Tensor(input, other):
     dt = _k.result_dtype("lt", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.new("lt", dt, (input, other))
 
 
 def lt_Tensor_out(input, other, out):
     dt = _k.result_dtype("lt", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.out("lt", out, dt, (input, other))
 
 
 def lt_Scalar(input, other):
     dt = _k.result_dtype("lt", "bool", None, (input,), (other,))
     dt = _BOOL
-
     return _m.new("lt", dt, (input,))
 
 
 def lt_Scalar_out(input, other, out):
     dt = _k.result_dtype("lt", "bool", None, (input,), (other,))
     dt = _BOOL
-
     return _m.out("lt", out, dt, (input,))
 
 
 def le_Tensor(input, other):
     dt = _k.result_dtype("le", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.new("le", dt, (input, other))
 
 
 def le_Tensor_out(input, other, out):
     dt = _k.result_dtype("le", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.out("le", out, dt, (input, other))
 
 
 def le_Scalar(input, other):
     dt = _k.result_dtype("le", "bool", None, (input,), (other,))
     dt = _BOOL
-
     return _m.new("le", dt, (input,))
 
 
 def le_Scalar_out(input, other, out):
     dt = _k.result_dtype("le", "bool", None, (input,), (other,))
     dt = _BOOL
-
     return _m.out("le", out, dt, (input,))
 
 
 def ge_Tensor(input, other):
     dt = _k.result_dtype("ge", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.new("ge", dt, (input, other))
 
 
 def ge_Tensor_out(input, other, out):
     dt = _k.result_dtype("ge", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.out("ge", out, dt, (input, other))
 
 
 def ge_Scalar(input, other):
     dt = _k.result_dtype("ge", "bool", None, (input,), (other,))
     dt = _BOOL
-
     return _m.new("ge", dt, (input,))
 
 
 def ge_Scalar_out(input, other, out):
     dt = _k.result_dtype("ge", "bool", None, (input,), (other,))
     dt = _BOOL
-
     return _m.out("ge", out, dt, (input,))
 
 
 def eq_Tensor(input, other):
     dt = _k.result_dtype("eq", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.new("eq", dt, (input, other))
 
 
 def eq_Tensor_out(input, other, out):
     dt = _k.result_dtype("eq", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.out("eq", out, dt, (input, other))
 
 
 def eq_Scalar(input, other):
     dt = _k.result_dtype("eq", "bool", None, (input,), (other,))
     dt = _BOOL
-
     return _m.new("eq", dt, (input,))
 
 
 def eq_Scalar_out(input, other, out):
     dt = _k.result_dtype("eq", "bool", None, (input,), (other,))
     dt = _BOOL
-
     return _m.out("eq", out, dt, (input,))
 
 
 def ne_Tensor(input, other):
     dt = _k.result_dtype("ne", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.new("ne", dt, (input, other))
 
 
 def ne_Tensor_out(input, other, out):
     dt = _k.result_dtype("ne", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.out("ne", out, dt, (input, other))
 
 
 def ne_Scalar(input, other):
     dt = _k.result_dtype("ne", "bool", None, (input,), (other,))
     dt = _BOOL
-
     return _m.new("ne", dt, (input,))
 
 
 def ne_Scalar_out(input, other, out):
     dt = _k.result_dtype("ne", "bool", None, (input,), (other,))
     dt = _BOOL
-
     return _m.out("ne", out, dt, (input,))
 
 
 def logical_and(input, other):
     dt = _k.result_dtype("logical_and", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.new("logical_and", dt, (input, other))
 
 
 def logical_and_out(input, other, out):
     dt = _k.result_dtype("logical_and", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.out("logical_and", out, dt, (input, other))
 
 
 def logical_or(input, other):
     dt = _k.result_dtype("logical_or", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.new("logical_or", dt, (input, other))
 
 
 def logical_or_out(input, other, out):
     dt = _k.result_dtype("logical_or", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.out("logical_or", out, dt, (input, other))
 
 
 def logical_xor(input, other):
     dt = _k.result_dtype("logical_xor", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.new("logical_xor", dt, (input, other))
 
 
 def logical_xor_out(input, other, out):
     dt = _k.result_dtype("logical_xor", "bool", None, (input, other))
     dt = _BOOL
-
     return _m.out("logical_xor", out, dt, (input, other))
 
 
 def logical_not(input):
     dt = _k.result_dtype("logical_not", "bool", None, (input,))
     dt = _BOOL
-
     return _m.new("logical_not", dt, (input,))
 
 
 def logical_not_out(input, out):
     dt = _k.result_dtype("logical_not", "bool", None, (input,))
     dt = _BOOL
-
     return _m.out("logical_not", out, dt, (input,))
 
 
 def bitwise_and_Tensor(input, other):
     dt = _k.result_dtype("bitwise_and", "common", ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.new("bitwise_and", dt, (input, other))
 
 
 def bitwise_and_Tensor_inplace(input, other):
     dt = _k.result_dtype("bitwise_and", "common", ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.inplace("bitwise_and_", input, dt, (input, other))
 
 
 def bitwise_and_Tensor_out(input, other, out):
     dt = _k.result_dtype("bitwise_and", "common", ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.out("bitwise_and", out, dt, (input, other))
 
 
 def bitwise_or_Tensor(input, other):
     dt = _k.result_dtype("bitwise_or", "common", ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.new("bitwise_or", dt, (input, other))
 
 
 def bitwise_or_Tensor_inplace(input, other):
     dt = _k.result_dtype("bitwise_or", "common", ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.inplace("bitwise_or_", input, dt, (input, other))
 
 
 def bitwise_or_Tensor_out(input, other, out):
     dt = _k.result_dtype("bitwise_or", "common", ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.out("bitwise_or", out, dt, (input, other))
 
 
 def bitwise_xor_Tensor(input, other):
     dt = _k.result_dtype("bitwise_xor", "common", ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.new("bitwise_xor", dt, (input, other))
 
 
 def bitwise_xor_Tensor_inplace(input, other):
     dt = _k.result_dtype("bitwise_xor", "common", ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.inplace("bitwise_xor_", input, dt, (input, other))
 
 
 def bitwise_xor_Tensor_out(input, other, out):
     dt = _k.result_dtype("bitwise_xor", "common", ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.out("bitwise_xor", out, dt, (input, other))
 
 
 def bitwise_not(input):
     dt = _k.result_dtype("bitwise_not", "common", ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
-
     return _m.new("bitwise_not", dt, (input,))
 
 
 def bitwise_not_inplace(input):
     dt = _k.result_dtype("bitwise_not", "common", ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
-
     return _m.inplace("bitwise_not_", input, dt, (input,))
 
 
 def bitwise_not_out(input, out):
     dt = _k.result_dtype("bitwise_not", "common", ('bool', 'uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
-
     return _m.out("bitwise_not", out, dt, (input,))
 
 
 def isnan(input):
     dt = _k.result_dtype("isnan", "bool", None, (input,))
     dt = _BOOL
-
     return _m.new("isnan", dt, (input,))
 
 
 def isnan_out(input, out):
     dt = _k.result_dtype("isnan", "bool", None, (input,))
     dt = _BOOL
-
     return _m.out("isnan", out, dt, (input,))
 
 
 def isinf(input):
     dt = _k.result_dtype("isinf", "bool", None, (input,))
     dt = _BOOL
-
     return _m.new("isinf", dt, (input,))
 
 
 def isinf_out(input, out):
     dt = _k.result_dtype("isinf", "bool", None, (input,))
     dt = _BOOL
-
     return _m.out("isinf", out, dt, (input,))
 
 
 def isfinite(input):
     dt = _k.result_dtype("isfinite", "bool", None, (input,))
     dt = _BOOL
-
     return _m.new("isfinite", dt, (input,))
 
 
 def isfinite_out(input, out):
     dt = _k.result_dtype("isfinite", "bool", None, (input,))
     dt = _BOOL
-
     return _m.out("isfinite", out, dt, (input,))
 
 
 def leaky_relu(input, negative_slope):
     dt = _k.result_dtype("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("leaky_relu", dt, (input,))
 
 
 def leaky_relu_inplace(input, negative_slope):
     dt = _k.result_dtype("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("leaky_relu_", input, dt, (input,))
 
 
 def leaky_relu_out(input, negative_slope, out):
     dt = _k.result_dtype("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("leaky_relu", out, dt, (input,))
 
 
 def elu(input, alpha, scale, input_scale):
     dt = _k.result_dtype("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("elu", dt, (input,))
 
 
 def elu_inplace(input, alpha, scale, input_scale):
     dt = _k.result_dtype("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("elu_", input, dt, (input,))
 
 
 def elu_out(input, alpha, scale, input_scale, out):
     dt = _k.result_dtype("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("elu", out, dt, (input,))
 
 
 def silu(input):
     dt = _k.result_dtype("silu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("silu", dt, (input,))
 
 
 def silu_inplace(input):
     dt = _k.result_dtype("silu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("silu_", input, dt, (input,))
 
 
 def silu_out(input, out):
     dt = _k.result_dtype("silu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("silu", out, dt, (input,))
 
 
 def mish(input):
     dt = _k.result_dtype("mish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("mish", dt, (input,))
 
 
 def mish_inplace(input):
     dt = _k.result_dtype("mish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("mish_", input, dt, (input,))
 
 
 def mish_out(input, out):
     dt = _k.result_dtype("mish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("mish", out, dt, (input,))
 
 
 def sigmoid(input):
     dt = _k.result_dtype("sigmoid", "float", None, (input,))
-
     return _m.new("sigmoid", dt, (input,))
 
 
 def sigmoid_inplace(input):
     dt = _k.result_dtype("sigmoid", "float", None, (input,))
-
     return _m.inplace("sigmoid_", input, dt, (input,))
 
 
 def sigmoid_out(input, out):
     dt = _k.result_dtype("sigmoid", "float", None, (input,))
-
     return _m.out("sigmoid", out, dt, (input,))
 
 
 def log_sigmoid(input):
     dt = _k.result_dtype("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("log_sigmoid", dt, (input,))
 
 
 def log_sigmoid_inplace(input):
     dt = _k.result_dtype("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("log_sigmoid_", input, dt, (input,))
 
 
 def log_sigmoid_out(input, out):
     dt = _k.result_dtype("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("log_sigmoid", out, dt, (input,))
 
 
 def softplus(input, beta, threshold):
     dt = _k.result_dtype("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("softplus", dt, (input,))
 
 
 def softplus_inplace(input, beta, threshold):
     dt = _k.result_dtype("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("softplus_", input, dt, (input,))
 
 
 def softplus_out(input, beta, threshold, out):
     dt = _k.result_dtype("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("softplus", out, dt, (input,))
 
 
 def hardtanh(input, min_val, max_val):
     dt = _k.result_dtype("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("hardtanh", dt, (input,))
 
 
 def hardtanh_inplace(input, min_val, max_val):
     dt = _k.result_dtype("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("hardtanh_", input, dt, (input,))
 
 
 def hardtanh_out(input, min_val, max_val, out):
     dt = _k.result_dtype("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("hardtanh", out, dt, (input,))
 
 
 def hardsigmoid(input):
     dt = _k.result_dtype("hardsigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("hardsigmoid", dt, (input,))
 
 
 def hardsigmoid_inplace(input):
     dt = _k.result_dtype("hardsigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("hardsigmoid_", input, dt, (input,))
 
 
 def hardsigmoid_out(input, out):
     dt = _k.result_dtype("hardsigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("hardsigmoid", out, dt, (input,))
 
 
 def hardswish(input):
     dt = _k.result_dtype("hardswish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.new("hardswish", dt, (input,))
 
 
 def hardswish_inplace(input):
     dt = _k.result_dtype("hardswish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.inplace("hardswish_", input, dt, (input,))
 
 
 def hardswish_out(input, out):
     dt = _k.result_dtype("hardswish", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-
     return _m.out("hardswish", out, dt, (input,))
 
 
@@ -1525,7 +1288,6 @@ def masked_fill_Scalar(input, mask, value):
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = _k.result_dtype("masked_fill", "common", None, (input, mask))
-
     return _m.new("masked_fill", dt, (input, mask))
 
 
@@ -1533,7 +1295,6 @@ def masked_fill_Scalar_inplace(input, mask, value):
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = _k.result_dtype("masked_fill", "common", None, (input, mask))
-
     return _m.inplace("masked_fill_", input, dt, (input, mask))
 
 
@@ -1541,7 +1302,6 @@ def masked_fill_Scalar_out(input, mask, value, out):
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = _k.result_dtype("masked_fill", "common", None, (input, mask))
-
     return _m.out("masked_fill", out, dt, (input, mask))
 
 
@@ -1551,7 +1311,6 @@ def masked_fill_Tensor(input, mask, value):
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = _k.result_dtype("masked_fill", "common", None, (input, mask, value), follow=(2,))
-
     return _m.new("masked_fill", dt, (input, mask, value))
 
 
@@ -1561,7 +1320,6 @@ def masked_fill_Tensor_inplace(input, mask, value):
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = _k.result_dtype("masked_fill", "common", None, (input, mask, value), follow=(2,))
-
     return _m.inplace("masked_fill_", input, dt, (input, mask, value))
 
 
@@ -1571,313 +1329,261 @@ def masked_fill_Tensor_out(input, mask, value, out):
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = _k.result_dtype("masked_fill", "common", None, (input, mask, value), follow=(2,))
-
     return _m.out("masked_fill", out, dt, (input, mask, value))
 
 
 def addcmul(input, tensor1, tensor2, value):
     dt = _k.result_dtype("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-
     return _m.new("addcmul", dt, (input, tensor1, tensor2))
 
 
 def addcmul_inplace(input, tensor1, tensor2, value):
     dt = _k.result_dtype("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-
     return _m.inplace("addcmul_", input, dt, (input, tensor1, tensor2))
 
 
 def addcmul_out(input, tensor1, tensor2, value, out):
     dt = _k.result_dtype("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-
     return _m.out("addcmul", out, dt, (input, tensor1, tensor2))
 
 
 def addcdiv(input, tensor1, tensor2, value):
     dt = _k.result_dtype("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-
     return _m.new("addcdiv", dt, (input, tensor1, tensor2))
 
 
 def addcdiv_inplace(input, tensor1, tensor2, value):
     dt = _k.result_dtype("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-
     return _m.inplace("addcdiv_", input, dt, (input, tensor1, tensor2))
 
 
 def addcdiv_out(input, tensor1, tensor2, value, out):
     dt = _k.result_dtype("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-
     return _m.out("addcdiv", out, dt, (input, tensor1, tensor2))
 
 
 def logaddexp(input, other):
     dt = _k.result_dtype("logaddexp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.new("logaddexp", dt, (input, other))
 
 
 def logaddexp_inplace(input, other):
     dt = _k.result_dtype("logaddexp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.inplace("logaddexp_", input, dt, (input, other))
 
 
 def logaddexp_out(input, other, out):
     dt = _k.result_dtype("logaddexp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.out("logaddexp", out, dt, (input, other))
 
 
 def hypot(input, other):
     dt = _k.result_dtype("hypot", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.new("hypot", dt, (input, other))
 
 
 def hypot_inplace(input, other):
     dt = _k.result_dtype("hypot", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.inplace("hypot_", input, dt, (input, other))
 
 
 def hypot_out(input, other, out):
     dt = _k.result_dtype("hypot", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.out("hypot", out, dt, (input, other))
 
 
 def acosh(input):
     dt = _k.result_dtype("acosh", "float", None, (input,))
-
     return _m.new("acosh", dt, (input,))
 
 
 def acosh_inplace(input):
     dt = _k.result_dtype("acosh", "float", None, (input,))
-
     return _m.inplace("acosh_", input, dt, (input,))
 
 
 def acosh_out(input, out):
     dt = _k.result_dtype("acosh", "float", None, (input,))
-
     return _m.out("acosh", out, dt, (input,))
 
 
 def asinh(input):
     dt = _k.result_dtype("asinh", "float", None, (input,))
-
     return _m.new("asinh", dt, (input,))
 
 
 def asinh_inplace(input):
     dt = _k.result_dtype("asinh", "float", None, (input,))
-
     return _m.inplace("asinh_", input, dt, (input,))
 
 
 def asinh_out(input, out):
     dt = _k.result_dtype("asinh", "float", None, (input,))
-
     return _m.out("asinh", out, dt, (input,))
 
 
 def atanh(input):
     dt = _k.result_dtype("atanh", "float", None, (input,))
-
     return _m.new("atanh", dt, (input,))
 
 
 def atanh_inplace(input):
     dt = _k.result_dtype("atanh", "float", None, (input,))
-
     return _m.inplace("atanh_", input, dt, (input,))
 
 
 def atanh_out(input, out):
     dt = _k.result_dtype("atanh", "float", None, (input,))
-
     return _m.out("atanh", out, dt, (input,))
 
 
 def erfc(input):
     dt = _k.result_dtype("erfc", "float", None, (input,))
-
     return _m.new("erfc", dt, (input,))
 
 
 def erfc_inplace(input):
     dt = _k.result_dtype("erfc", "float", None, (input,))
-
     return _m.inplace("erfc_", input, dt, (input,))
 
 
 def erfc_out(input, out):
     dt = _k.result_dtype("erfc", "float", None, (input,))
-
     return _m.out("erfc", out, dt, (input,))
 
 
 def lgamma(input):
     dt = _k.result_dtype("lgamma", "float", None, (input,))
-
     return _m.new("lgamma", dt, (input,))
 
 
 def lgamma_inplace(input):
     dt = _k.result_dtype("lgamma", "float", None, (input,))
-
     return _m.inplace("lgamma_", input, dt, (input,))
 
 
 def lgamma_out(input, out):
     dt = _k.result_dtype("lgamma", "float", None, (input,))
-
     return _m.out("lgamma", out, dt, (input,))
 
 
 def deg2rad(input):
     dt = _k.result_dtype("deg2rad", "float", None, (input,))
-
     return _m.new("deg2rad", dt, (input,))
 
 
 def deg2rad_inplace(input):
     dt = _k.result_dtype("deg2rad", "float", None, (input,))
-
     return _m.inplace("deg2rad_", input, dt, (input,))
 
 
 def deg2rad_out(input, out):
     dt = _k.result_dtype("deg2rad", "float", None, (input,))
-
     return _m.out("deg2rad", out, dt, (input,))
 
 
 def rad2deg(input):
     dt = _k.result_dtype("rad2deg", "float", None, (input,))
-
     return _m.new("rad2deg", dt, (input,))
 
 
 def rad2deg_inplace(input):
     dt = _k.result_dtype("rad2deg", "float", None, (input,))
-
     return _m.inplace("rad2deg_", input, dt, (input,))
 
 
 def rad2deg_out(input, out):
     dt = _k.result_dtype("rad2deg", "float", None, (input,))
-
     return _m.out("rad2deg", out, dt, (input,))
 
 
 def xlogy_Tensor(input, other):
     dt = _k.result_dtype("xlogy", "float", None, (input, other))
-
     return _m.new("xlogy", dt, (input, other))
 
 
 def xlogy_Tensor_inplace(input, other):
     dt = _k.result_dtype("xlogy", "float", None, (input, other))
-
     return _m.inplace("xlogy_", input, dt, (input, other))
 
 
 def xlogy_Tensor_out(input, other, out):
     dt = _k.result_dtype("xlogy", "float", None, (input, other))
-
     return _m.out("xlogy", out, dt, (input, other))
 
 
 def special_xlog1py(input, other):
     dt = _k.result_dtype("special_xlog1py", "float", None, (input, other))
-
     return _m.new("special_xlog1py", dt, (input, other))
 
 
 def special_xlog1py_inplace(input, other):
     dt = _k.result_dtype("special_xlog1py", "float", None, (input, other))
-
     return _m.inplace("special_xlog1py_", input, dt, (input, other))
 
 
 def special_xlog1py_out(input, other, out):
     dt = _k.result_dtype("special_xlog1py", "float", None, (input, other))
-
     return _m.out("special_xlog1py", out, dt, (input, other))
 
 
 def special_ndtr(input):
     dt = _k.result_dtype("special_ndtr", "float", None, (input,))
-
     return _m.new("special_ndtr", dt, (input,))
 
 
 def special_ndtr_inplace(input):
     dt = _k.result_dtype("special_ndtr", "float", None, (input,))
-
     return _m.inplace("special_ndtr_", input, dt, (input,))
 
 
 def special_ndtr_out(input, out):
     dt = _k.result_dtype("special_ndtr", "float", None, (input,))
-
     return _m.out("special_ndtr", out, dt, (input,))
 
 
 def sinc(input):
     dt = _k.result_dtype("sinc", "float", None, (input,))
-
     return _m.new("sinc", dt, (input,))
 
 
 def sinc_inplace(input):
     dt = _k.result_dtype("sinc", "float", None, (input,))
-
     return _m.inplace("sinc_", input, dt, (input,))
 
 
 def sinc_out(input, out):
     dt = _k.result_dtype("sinc", "float", None, (input,))
-
     return _m.out("sinc", out, dt, (input,))
 
 
 def fmax(input, other):
     dt = _k.result_dtype("fmax", "common", None, (input, other))
-
     return _m.new("fmax", dt, (input, other))
 
 
 def fmax_inplace(input, other):
     dt = _k.result_dtype("fmax", "common", None, (input, other))
-
     return _m.inplace("fmax_", input, dt, (input, other))
 
 
 def fmax_out(input, other, out):
     dt = _k.result_dtype("fmax", "common", None, (input, other))
-
     return _m.out("fmax", out, dt, (input, other))
 
 
 def fmin(input, other):
     dt = _k.result_dtype("fmin", "common", None, (input, other))
-
     return _m.new("fmin", dt, (input, other))
 
 
 def fmin_inplace(input, other):
     dt = _k.result_dtype("fmin", "common", None, (input, other))
-
     return _m.inplace("fmin_", input, dt, (input, other))
 
 
 def fmin_out(input, other, out):
     dt = _k.result_dtype("fmin", "common", None, (input, other))
-
     return _m.out("fmin", out, dt, (input, other))
 
 
@@ -1885,7 +1591,6 @@ def heaviside(input, values):
     if values._dtype is not input._dtype:
         _c.check_same_dtype("values", input, values)
     dt = _k.result_dtype("heaviside", "common", None, (input, values))
-
     return _m.new("heaviside", dt, (input, values))
 
 
@@ -1893,7 +1598,6 @@ def heaviside_inplace(input, values):
     if values._dtype is not input._dtype:
         _c.check_same_dtype("values", input, values)
     dt = _k.result_dtype("heaviside", "common", None, (input, values))
-
     return _m.inplace("heaviside_", input, dt, (input, values))
 
 
@@ -1901,209 +1605,175 @@ def heaviside_out(input, values, out):
     if values._dtype is not input._dtype:
         _c.check_same_dtype("values", input, values)
     dt = _k.result_dtype("heaviside", "common", None, (input, values))
-
     return _m.out("heaviside", out, dt, (input, values))
 
 
 def isposinf(input):
     dt = _k.result_dtype("isposinf", "bool", None, (input,))
     dt = _BOOL
-
     return _m.new("isposinf", dt, (input,))
 
 
 def isposinf_out(input, out):
     dt = _k.result_dtype("isposinf", "bool", None, (input,))
     dt = _BOOL
-
     return _m.out("isposinf", out, dt, (input,))
 
 
 def isneginf(input):
     dt = _k.result_dtype("isneginf", "bool", None, (input,))
     dt = _BOOL
-
     return _m.new("isneginf", dt, (input,))
 
 
 def isneginf_out(input, out):
     dt = _k.result_dtype("isneginf", "bool", None, (input,))
     dt = _BOOL
-
     return _m.out("isneginf", out, dt, (input,))
 
 
 def signbit(input):
     dt = _k.result_dtype("signbit", "bool", None, (input,))
     dt = _BOOL
-
     return _m.new("signbit", dt, (input,))
 
 
 def signbit_out(input, out):
     dt = _k.result_dtype("signbit", "bool", None, (input,))
     dt = _BOOL
-
     return _m.out("signbit", out, dt, (input,))
 
 
 def copysign_Tensor(input, other):
     dt = _k.result_dtype("copysign", "float", None, (input, other))
-
     return _m.new("copysign", dt, (input, other))
 
 
 def copysign_Tensor_inplace(input, other):
     dt = _k.result_dtype("copysign", "float", None, (input, other))
-
     return _m.inplace("copysign_", input, dt, (input, other))
 
 
 def copysign_Tensor_out(input, other, out):
     dt = _k.result_dtype("copysign", "float", None, (input, other))
-
     return _m.out("copysign", out, dt, (input, other))
 
 
 def nextafter(input, other):
     dt = _k.result_dtype("nextafter", "common", ('float32', 'float64'), (input, other))
-
     return _m.new("nextafter", dt, (input, other))
 
 
 def nextafter_inplace(input, other):
     dt = _k.result_dtype("nextafter", "common", ('float32', 'float64'), (input, other))
-
     return _m.inplace("nextafter_", input, dt, (input, other))
 
 
 def nextafter_out(input, other, out):
     dt = _k.result_dtype("nextafter", "common", ('float32', 'float64'), (input, other))
-
     return _m.out("nextafter", out, dt, (input, other))
 
 
 def logaddexp2(input, other):
     dt = _k.result_dtype("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.new("logaddexp2", dt, (input, other))
 
 
 def logaddexp2_inplace(input, other):
     dt = _k.result_dtype("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.inplace("logaddexp2_", input, dt, (input, other))
 
 
 def logaddexp2_out(input, other, out):
     dt = _k.result_dtype("logaddexp2", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, other))
-
     return _m.out("logaddexp2", out, dt, (input, other))
 
 
 def gcd(input, other):
     dt = _k.result_dtype("gcd", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.new("gcd", dt, (input, other))
 
 
 def gcd_inplace(input, other):
     dt = _k.result_dtype("gcd", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.inplace("gcd_", input, dt, (input, other))
 
 
 def gcd_out(input, other, out):
     dt = _k.result_dtype("gcd", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.out("gcd", out, dt, (input, other))
 
 
 def lcm(input, other):
     dt = _k.result_dtype("lcm", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.new("lcm", dt, (input, other))
 
 
 def lcm_inplace(input, other):
     dt = _k.result_dtype("lcm", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.inplace("lcm_", input, dt, (input, other))
 
 
 def lcm_out(input, other, out):
     dt = _k.result_dtype("lcm", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.out("lcm", out, dt, (input, other))
 
 
 def bitwise_left_shift_Tensor(input, other):
     dt = _k.result_dtype("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.new("bitwise_left_shift", dt, (input, other))
 
 
 def bitwise_left_shift_Tensor_inplace(input, other):
     dt = _k.result_dtype("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.inplace("bitwise_left_shift_", input, dt, (input, other))
 
 
 def bitwise_left_shift_Tensor_out(input, other, out):
     dt = _k.result_dtype("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.out("bitwise_left_shift", out, dt, (input, other))
 
 
 def bitwise_left_shift_Tensor_Scalar(input, other):
     dt = _k.result_dtype("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
-
     return _m.new("bitwise_left_shift", dt, (input,))
 
 
 def bitwise_left_shift_Tensor_Scalar_inplace(input, other):
     dt = _k.result_dtype("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
-
     return _m.inplace("bitwise_left_shift_", input, dt, (input,))
 
 
 def bitwise_left_shift_Tensor_Scalar_out(input, other, out):
     dt = _k.result_dtype("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
-
     return _m.out("bitwise_left_shift", out, dt, (input,))
 
 
 def bitwise_right_shift_Tensor(input, other):
     dt = _k.result_dtype("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.new("bitwise_right_shift", dt, (input, other))
 
 
 def bitwise_right_shift_Tensor_inplace(input, other):
     dt = _k.result_dtype("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.inplace("bitwise_right_shift_", input, dt, (input, other))
 
 
 def bitwise_right_shift_Tensor_out(input, other, out):
     dt = _k.result_dtype("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input, other))
-
     return _m.out("bitwise_right_shift", out, dt, (input, other))
 
 
 def bitwise_right_shift_Tensor_Scalar(input, other):
     dt = _k.result_dtype("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
-
     return _m.new("bitwise_right_shift", dt, (input,))
 
 
 def bitwise_right_shift_Tensor_Scalar_inplace(input, other):
     dt = _k.result_dtype("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
-
     return _m.inplace("bitwise_right_shift_", input, dt, (input,))
 
 
 def bitwise_right_shift_Tensor_Scalar_out(input, other, out):
     dt = _k.result_dtype("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
-
     return _m.out("bitwise_right_shift", out, dt, (input,))
