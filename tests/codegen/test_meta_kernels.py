@@ -75,7 +75,7 @@ def test_data_dependent_ops_refuse_meta_tensors() -> None:
     calls = {"nonzero": lambda: G.nonzero(x), "_unique2": lambda: G.unique(x), "bincount": lambda: G.bincount(x)}
     assert set(calls) == set(DATA_DEPENDENT)
     for name, call in calls.items():
-        with pytest.raises(DataDependentOutputError):
+        with pytest.raises(DataDependentOutputError, match=name.strip("_").removesuffix("2")):
             call()
 
 
