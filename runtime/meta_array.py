@@ -169,7 +169,8 @@ def meta_array(shape: tuple[int, ...], strides: tuple[int, ...], dtype: Any, off
     if nbytes > _MAX_RESERVE:
         raise RuntimeError(f"a meta tensor of sizes {list(shape)} spans {nbytes} bytes: more than the "
                            f"{_MAX_RESERVE} bytes of address space opgen reserves for one")
-    root = np.ndarray.__new__(MetaArray, (nbytes,), np.uint8, buffer=_reservation(nbytes))
+    # the root holds the storage's elements, as a CPU tensor's root array does (as_strided reads it)
+    root = np.ndarray.__new__(MetaArray, (extent,), dt, buffer=_reservation(nbytes))
     return np.ndarray.__new__(MetaArray, shape, dt, buffer=root, offset=offset * item,
                               strides=tuple(s * item for s in strides))
 

@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 from runtime import dtypes
 from runtime import strides as S
 from runtime.kernels._xp import result_type
-from runtime.kernels.index_ops import _check_index
+from runtime.kernels.index_ops import _INT, _check_index
 from runtime.kernels.meta_pointwise import empty
 from runtime.kernels.views import int_list
 from runtime.tensor import Tensor
@@ -132,13 +132,21 @@ def index(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
     return empty(_indexed_shape(self, indices), self._dtype)
 
 
+def _check_put(self: Tensor, indices: Sequence[Tensor | None], values: Tensor) -> None:
+    """`values` must broadcast to the selection; a boolean mask selects a number of elements that only its
+    values tell, so then nothing more is checked."""
+    if any(t is not None and t._dtype in (dtypes.bool_, dtypes.uint8) for t in indices):
+        return
+    S.broadcast_shapes(_shape(values), _indexed_shape(self, indices))
+
+
 def index_put(self: Tensor, indices: Sequence[Tensor | None], values: Tensor, accumulate: bool = False) -> Tensor:
-    S.broadcast_shapes(_shape(values), _indexed_shape(self, indices))  # values must broadcast to the selection
+    _check_put(self, indices, values)
     return _same(self)
 
 
 def index_put_(self: Tensor, indices: Sequence[Tensor | None], values: Tensor, accumulate: bool = False) -> Tensor:
-    S.broadcast_shapes(_shape(values), _indexed_shape(self, indices))
+    _check_put(self, indices, values)
     return self
 
 
@@ -160,24 +168,36 @@ def index_add(self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Any 
     return _same(self)
 
 
+def _check_scatter(self: Tensor, index: Tensor, d: int, op: str, src: Tensor | None = None) -> None:
+    """The CPU kernels' checks of a gather/scatter index (runtime/kernels/index_ops.py) but its values."""
+    _check_index(index, op, _INT)
+    if index.dim() != self.dim() and not (index.dim() <= 1 and self.dim() <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    for k in range(index.dim()):
+        if k != d and index.shape[k] > self.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be "
+                               f"smaller than self {list(self.shape)} apart from dimension {d}")
+        if src is not None and src.dim() and index.shape[k] > src.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be "
+                               f"smaller than src {list(src.shape)}")
+
+
 def gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Tensor:
-    S.wrap_dim(dim, max(self.dim(), 1))
-    if index._dtype is not dtypes.int64:
-        raise RuntimeError("gather(): Expected dtype int64 for index")
+    d = S.wrap_dim(dim, self.dim() or 1)
     if self.dim() and index.dim() != self.dim() and index.numel():
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    _check_scatter(self, index, 0 if not self.dim() else d, "gather")
     return empty(_shape(index), self._dtype)
 
 
-def _scatter(self: Tensor, dim: int, index: Tensor, op: str) -> Tensor:
-    S.wrap_dim(dim, max(self.dim(), 1))
-    if index._dtype is not dtypes.int64:
-        raise RuntimeError(f"{op}(): Expected dtype int64 for index")
+def _scatter(self: Tensor, dim: int, index: Tensor, op: str, src: Tensor | None = None) -> Tensor:
+    d = S.wrap_dim(dim, self.dim() or 1)
+    _check_scatter(self, index, d, op, src)
     return _same(self)
 
 
 def scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    return _scatter(self, dim, index, "scatter")
+    return _scatter(self, dim, index, "scatter", src)
 
 
 def scatter_value(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
@@ -185,14 +205,14 @@ def scatter_value(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
 
 
 def scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    return _scatter(self, dim, index, "scatter_add")
+    return _scatter(self, dim, index, "scatter_add", src)
 
 
 def scatter_reduce_two(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
                        include_self: bool = True) -> Tensor:
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
-    return _scatter(self, dim, index, "scatter_reduce")
+    return _scatter(self, dim, index, "scatter_reduce", src)
 
 
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,

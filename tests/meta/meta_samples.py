@@ -20,9 +20,18 @@ from tests import opinfo_coverage as C
 DTYPES = ("float32", "int64")
 
 
+def _viewed(value: Any) -> Any:
+    """The tensor whose storage `value` views at an offset (a sample like `base[5:15]`), else None."""
+    base = value._base
+    return base if base is not None and value.storage_offset() and value.dtype == base.dtype else None
+
+
 def _torch_meta(value: Any) -> Any:
     import torch
     if isinstance(value, torch.Tensor):
+        base = _viewed(value)
+        if base is not None:  # the same view of a meta base, so that the storage offset is kept
+            return _torch_meta(base).as_strided(tuple(value.shape), value.stride(), value.storage_offset())
         return torch.empty_strided(tuple(value.shape), value.stride(), dtype=value.dtype, device="meta")
     if isinstance(value, list):
         return [_torch_meta(v) for v in value]
@@ -36,6 +45,9 @@ def _torch_meta(value: Any) -> Any:
 def _opgen_meta(value: Any) -> Any:
     import torch
     if isinstance(value, torch.Tensor):
+        base = _viewed(value)
+        if base is not None:
+            return _opgen_meta(base).as_strided(tuple(value.shape), value.stride(), value.storage_offset())
         G = C._G()
         dt = getattr(G, str(value.dtype).removeprefix("torch."))
         return G.empty_strided(tuple(value.shape), value.stride(), dtype=dt, device="meta")
