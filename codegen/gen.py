@@ -28,6 +28,7 @@ from codegen.render import (
     cpu_kernels,
     cuda_kernels,
     fusion_specs,
+    meta_kernels,
     methods,
     ops,
     package,
@@ -45,6 +46,7 @@ GENERATED = "generated"
 RENDERERS: tuple[Renderer[Any], ...] = (
     Renderer("ops", ops.contexts, ops.render),
     Renderer("cpu_kernels", cpu_kernels.contexts, cpu_kernels.render),
+    Renderer("meta_kernels", meta_kernels.contexts, meta_kernels.render),
     Renderer("autograd", autograd.contexts, autograd.render),
     Renderer("registrations", registrations.contexts, registrations.render),
     Renderer("methods", methods.contexts, methods.render),

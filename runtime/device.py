@@ -52,6 +52,7 @@ class Device:
 device = Device
 CPU = Device("cpu")
 CUDA0 = Device("cuda", 0)
+META = Device("meta")
 
 
 def as_device(spec: Any) -> Device:

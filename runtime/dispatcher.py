@@ -279,8 +279,8 @@ class Operator:
         gradient comes back to the CPU. Only inputs move (`scalar_positions`: the op's tensor arguments that
         it does not write): writing into a CPU scalar, or any CPU tensor with dimensions, stays the device
         mismatch it is in PyTorch."""
-        device = next((args[i].device for i in self.tensor_positions
-                       if i < len(args) and getattr(args[i], "_keys", 0) & CUDA_BIT), None)
+        device = next((args[i].device for i in self.tensor_positions  # a CUDA or a meta tensor's device
+                       if i < len(args) and getattr(args[i], "_keys", 0) & (CUDA_BIT | META_BIT)), None)
         moved = list(args)
         for i in self.scalar_positions:
             v = moved[i] if i < len(moved) else None
@@ -371,6 +371,8 @@ def _plan(registered: frozenset[str], fallback_keys: frozenset[DispatchKey], mix
                 if bit & BACKEND_BITS and _several_devices(keys) and not mixed_devices:
                     choice = _MISMATCH
                     break
+                if bit & BACKEND_BITS and keys & META_BIT:  # an op taking several devices, one of them meta
+                    key = DispatchKey.Meta  # (CPU index tensors of a meta tensor): Note [Meta tensors]
                 _, name, how = names[key]
                 if name is not None or how == "fallback":
                     choice = key
@@ -385,7 +387,7 @@ def _plan(registered: frozenset[str], fallback_keys: frozenset[DispatchKey], mix
 
 
 def _several_devices(keys: int) -> bool:
-    backends = keys & (CPU_BIT | CUDA_BIT)
+    backends = keys & BACKEND_BITS
     return backends & (backends - 1) != 0
 
 

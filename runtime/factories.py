@@ -20,10 +20,11 @@ import numpy as np
 from runtime import dtypes, opcall
 from runtime import strides as S
 from runtime.cuda.fixed import storage_np
-from runtime.device import CPU, Device, as_device, default_device
+from runtime.device import CPU, META, Device, as_device, default_device
 from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, OP_TABLES, dispatch_key, dispatcher
 from runtime.kernels.checks import checked_fill_value
 from runtime.kernels.copy import array_module, fill_, move, store, zero_
+from runtime.meta_array import meta_array
 from runtime.storage import MAX_DIMS, empty_array
 from runtime.tensor import Size, Tensor, fresh_tensor, install_methods
 
@@ -75,6 +76,20 @@ def empty_strided_cuda(size: Sequence[int], stride: Sequence[int], dtype: Any = 
     cp = array_module(dev)
     with cp.cuda.Device(dev.index or 0):
         return Tensor._wrap(_strided(cp, size, stride, dt, f"cuda:{dev.index or 0}"), dt)
+
+
+def empty_strided_meta(size: Sequence[int], stride: Sequence[int], dtype: Any = None, layout: Any = None,
+                       device: Any = None, pin_memory: Any = None) -> Tensor:
+    """A tensor on device 'meta': its geometry over a storage that holds nothing (Note [Meta tensors])."""
+    dt = _dtype(dtype)
+    shape = _check_size(size)
+    strides = tuple(int(s) for s in stride)
+    if len(strides) != len(shape):
+        raise RuntimeError(f"empty_strided: mismatch in length of strides and shape: {list(shape)} and "
+                           f"{list(strides)}")
+    if any(s < 0 for s in strides):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and strides={list(strides)}")
+    return fresh_tensor(meta_array(shape, strides, storage_np(dt)), dt, META, META_BIT)
 
 
 _EMPTY_STRIDED: list[Any] = []
@@ -416,6 +431,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
             values = start + np.arange(n, dtype=np.float64) * step
         return _finish(Tensor._wrap(values.astype(dt.np, copy=False), dt), requires_grad)
     t = _alloc((n,), dt, device)
+    if t._device.type == "meta":  # no values to compute (Note [Meta tensors] in runtime/meta_array.py)
+        return _finish(t, requires_grad)
     xp = array_module(t.device)
     store(t, start + xp.arange(n, dtype=np.int64 if exact else np.float64) * step)
     return _finish(t, requires_grad)
@@ -430,6 +447,8 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     t = _alloc((int(steps),), _dtype(dtype), device)
+    if t._device.type == "meta":  # no values to compute
+        return _finish(t, requires_grad)
     xp = array_module(t.device)
     if t.dtype.is_floating_point:
         values = xp.linspace(float(start), float(end), int(steps), dtype=np.float64)
@@ -454,6 +473,8 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
     if n < 0 or m < 0:
         raise RuntimeError(f"n and m must be non-negative, got n={n}, m={m}")
     t = zeros(n, m, dtype=dtype, device=device)
+    if t._device.type == "meta":  # no values to compute
+        return _finish(t, requires_grad)
     store(t, array_module(t.device).eye(n, m, dtype=np.float32 if t._dtype.np is None else t._dtype.np))
     return _finish(t, requires_grad)
 

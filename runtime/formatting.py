@@ -141,6 +141,8 @@ def _with_suffixes(text: str, suffixes: list[str], indent: int) -> str:
 
 
 def tensor_repr(t: Any) -> str:
+    if t.device.type == "meta":  # no values to show (Note [Meta tensors] in runtime/meta_array.py)
+        return _meta_repr(t)
     # bfloat16 has no NumPy type: its values, exactly, in float32 (Note [bfloat16 on the CUDA backend])
     array = (t.detach().float() if t.dtype is dtypes.bfloat16 else t).numpy(force=True)
     prefix = "tensor("
@@ -157,3 +159,14 @@ def tensor_repr(t: Any) -> str:
     elif t.requires_grad:
         extras.append("requires_grad=True")
     return _with_suffixes(prefix + values, extras, len(prefix))
+
+
+def _meta_repr(t: Any) -> str:
+    extras = ["device='meta'", f"size={tuple(t.shape)}"]
+    if t.dtype is not dtypes.get_default_dtype():
+        extras.append(f"dtype={t.dtype!r}")
+    if t.grad_fn is not None:
+        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        extras.append("requires_grad=True")
+    return "tensor(..., " + ", ".join(extras) + ")"

@@ -420,14 +420,17 @@ def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True, adjoint: bool =
     n = LU.shape[-1]
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return lu_solve(LU, pivots, B.transpose(-2, -1), left=True, adjoint=not adjoint).transpose(-2, -1)
-    piv = pivots.detach().cpu().numpy().astype(np.int64) - 1
-    perm = np.broadcast_to(np.arange(n), piv.shape[:-1] + (n,)).copy()
-    for index in np.ndindex(*piv.shape[:-1]):
-        row = perm[index]
-        for j, p in enumerate(piv[index]):
-            row[j], row[p] = row[p], row[j]
-    eye = np.eye(n)
-    P = G.tensor(eye[perm].swapaxes(-1, -2), dtype=LU.dtype, device=LU.device)  # A = P L U
+    if pivots.is_meta:  # the permutation's values come from the pivots' (Note [Meta tensors])
+        P = G.empty(tuple(pivots.shape[:-1]) + (n, n), dtype=LU.dtype, device="meta")
+    else:
+        piv = pivots.detach().cpu().numpy().astype(np.int64) - 1
+        perm = np.broadcast_to(np.arange(n), piv.shape[:-1] + (n,)).copy()
+        for index in np.ndindex(*piv.shape[:-1]):
+            row = perm[index]
+            for j, p in enumerate(piv[index]):
+                row[j], row[p] = row[p], row[j]
+        eye = np.eye(n)
+        P = G.tensor(eye[perm].swapaxes(-1, -2), dtype=LU.dtype, device=LU.device)  # A = P L U
     if adjoint:  # A^T X = B:  U^T L^T P^T X = B
         Y = solve_triangular(LU.transpose(-2, -1), B, upper=False)
         Z = solve_triangular(LU.transpose(-2, -1), Y, upper=True, unitriangular=True)

@@ -20,15 +20,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from runtime import dtypes, opcall
-from runtime.device import CPU, Device
-from runtime.dispatcher import AUTOGRAD_BIT, CPU_BIT, CUDA_BIT
+from runtime.device import CPU, META, Device
+from runtime.dispatcher import AUTOGRAD_BIT, CPU_BIT, CUDA_BIT, META_BIT
 from runtime.formatting import tensor_repr
+from runtime.meta_array import MetaArray, no_data
 from runtime.storage import Storage, root_array
 from runtime.strides import is_contiguous, wrap_dim
 
 _new = object.__new__
 _ndarray = np.ndarray
-_BACKEND_BITS = CPU_BIT | CUDA_BIT
+_BACKEND_BITS = CPU_BIT | CUDA_BIT | META_BIT
 _NP_TO_DTYPE: dict[Any, dtypes.DType] = {d.np: d for d in dtypes.ALL_DTYPES if d.np is not None}
 
 
@@ -87,6 +88,8 @@ class Tensor:
             dtype = _NP_TO_DTYPE[array.dtype]
         if array.__class__ is _ndarray:
             return fresh_tensor(array, dtype, CPU, CPU_BIT)
+        if array.__class__ is MetaArray:  # Note [Meta tensors] (runtime/meta_array.py)
+            return fresh_tensor(array, dtype, META, META_BIT)
         return fresh_tensor(array, dtype, _cuda_device(array), CUDA_BIT)
 
     def _view(self, array: Any) -> Tensor:
@@ -144,7 +147,7 @@ class Tensor:
 
     def data_ptr(self) -> int:
         """The address of the tensor's first element."""
-        if self._device.type == "cpu":
+        if self._device.type != "cuda":  # a meta tensor's address is in a reservation that holds nothing
             return int(self._data.__array_interface__["data"][0])
         return int(self._data.data.ptr)
 
@@ -435,6 +438,8 @@ class Tensor:
         if self._dtype.np is None:  # bfloat16 (CUDA only): Note [bfloat16 on the CUDA backend]
             raise TypeError(f"Got unsupported ScalarType BFloat16: NumPy has no {self._dtype}; convert the tensor "
                             "first, e.g. tensor.float()")
+        if self._device.type == "meta":
+            no_data("numpy()")
         if self._device.type != "cpu":
             if not force:
                 raise TypeError(f"can't convert {self._device} tensor to numpy. Use Tensor.cpu() to copy the "
@@ -455,6 +460,8 @@ class Tensor:
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
+        if self._device.type == "meta":
+            no_data("item()")
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         if self._dtype.np is None:  # bfloat16: its value, exactly, through float32
@@ -463,6 +470,8 @@ class Tensor:
 
     def tolist(self) -> Any:
         """The tensor as nested Python lists of Python numbers (a number for a 0-d tensor)."""
+        if self._device.type == "meta":
+            no_data("tolist()")
         if self._dtype.np is None:  # bfloat16: its values, exactly, through float32
             return self.detach().float().tolist()
         return self.numpy(force=True).tolist()

@@ -49,8 +49,9 @@ ALIAS_KEYS: tuple[str, ...] = tuple(ALIAS_SERVES)
 
 # The keys a `dispatch:` entry of native_functions.yaml may name, in priority order.
 YAML_DISPATCH_KEYS: tuple[str, ...] = ("Autograd", "BackendSelect", *(k.name for k in BACKEND_KEYS), *ALIAS_KEYS)
-# Keys whose kernel the generator writes for a `pointwise:` op.
-POINTWISE_KEYS: tuple[str, ...] = ("CPU", "CUDA")
+# Keys whose kernel the generator writes for a `pointwise:` op (Meta: shapes and dtypes only, Note [Meta
+# tensors] in runtime/meta_array.py).
+POINTWISE_KEYS: tuple[str, ...] = ("CPU", "CUDA", "Meta")
 
 
 

@@ -15,7 +15,7 @@ from runtime.vocabulary import POINTWISE_KEYS
 
 # How generated/_registrations.py names the generated kernel modules.
 GENERATED_MODULES = {"_cpu": "generated._cpu_kernels", "_cuda": "generated._cuda_kernels",
-                     "_autograd": "generated._autograd"}
+                     "_meta": "generated._meta_kernels", "_autograd": "generated._autograd"}
 # The kernel modules generated/_registrations.py imports with the package: the generated CPU kernels, which
 # nearly every program calls. Every other kernel is registered by name and its module imported on the first
 # call of one of its kernels (Note [Kernels loaded on first call] in runtime/first_call.py): a CPU-only program

@@ -57,7 +57,20 @@ def dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
 
 def result_type(*args: Any) -> dtypes.DType:
     """PyTorch's result type of tensors (wrapped numbers count as Python scalars) and Python numbers."""
-    return dtypes.result_type(*(a._data.item() if isinstance(a, Tensor) and a._wrapped else a for a in args))
+    return dtypes.result_type(*(wrapped_value(a) if isinstance(a, Tensor) and a._wrapped else a for a in args))
+
+
+# a Python number of each kind, standing for a wrapped number on device 'meta', whose value is not kept
+_KIND_VALUE = {"bool": False, "int": 0, "float": 0.0}
+
+
+def wrapped_value(t: Tensor) -> Any:
+    """The Python number a wrapped-number tensor came from (one of its kind, for a meta tensor: promotion
+    reads only the kind of a wrapped number, Note [Meta tensors] in runtime/meta_array.py)."""
+    if t._device.type == "meta":
+        dt = t._dtype
+        return _KIND_VALUE["bool" if dt is dtypes.bool_ else "float" if dt.is_floating_point else "int"]
+    return t._data.item()
 
 
 def scatter_add_at(xp: Any, target: Any, index: tuple[Any, ...], values: Any) -> None:

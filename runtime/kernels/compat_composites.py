@@ -138,7 +138,7 @@ def take(self: Any, index: Any) -> Any:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.name}")
     flat = self.reshape(-1)
     n = flat.shape[0]
-    if index.numel() and (int(index.max()) >= n or int(index.min()) < -n):
+    if index.numel() and not index.is_meta and (int(index.max()) >= n or int(index.min()) < -n):  # meta: no values
         raise IndexError(f"out of range: tried to access index {int(index.max())} on a tensor of {n} elements.")
     idx = index.reshape(-1)
     idx = _G().where(idx < 0, idx + n, idx)
@@ -227,7 +227,7 @@ def index_fill(self: Any, dim: int, index: Any, value: Any) -> Any:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     size = self.shape[d] if self.dim() else 1
     if index.numel():
-        low, high = int(index.min()), int(index.max())
+        low, high = (0, 0) if index.is_meta else (int(index.min()), int(index.max()))  # meta: no values to check
         if low < -size or high >= size:
             raise IndexError(f"index {low if low < -size else high} is out of bounds for dimension {d} with size "
                              f"{size}")

@@ -169,7 +169,8 @@ def nll_loss(self: Any, target: Any, weight: Any = None, reduction: Any = "mean"
         return G.sum(loss) if r == "sum" else G.mean(loss)
     valid = t != ignore_index
     classes = x.shape[1] if x.dim() > 1 else 0
-    nn_ops.check_class_targets(t._data[valid._data], classes)
+    if t.device.type != "meta":  # a meta target has no values to check (Note [Meta tensors])
+        nn_ops.check_class_targets(t._data[valid._data], classes)
     safe = G.where(valid, t, 0).to(G.int64)
     picked = G.squeeze(G.gather(x, 1, G.unsqueeze(safe, 1)), 1)
     if weight is not None:

@@ -29,6 +29,7 @@ from runtime import strides as S
 from runtime.device import Device, as_device
 from runtime.kernels.checks import checked_fill_value
 from runtime.memory_overlap import check_write
+from runtime.meta_array import MetaArray, meta_array, no_data
 from runtime.tensor import Tensor
 
 
@@ -42,6 +43,10 @@ def array_module(device: Device) -> Any:
 def move(data: Any, device: Device) -> Any:
     """`data` (a NumPy or CuPy array) as an array on `device`; no copy when it is there already."""
     on_cpu = data.__class__ is np.ndarray  # not an emulated device array (a NumPy subclass)
+    if device.type == "meta" or data.__class__ is MetaArray:  # Note [Meta tensors] (runtime/meta_array.py)
+        if device.type != "meta":
+            no_data(f"copying a meta tensor to {device}")
+        return meta_array(tuple(data.shape), S.contiguous_strides(tuple(data.shape)), data.dtype)
     if device.type == "cpu":
         return data if on_cpu else data.get()
     cp = array_module(device)
@@ -56,6 +61,9 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Write `src` into `self`, broadcasting `src` and converting its dtype and device."""
     if src is self:
         return self
+    if self._device.type == "meta":  # another device's src into a meta tensor: nothing to write
+        from runtime.kernels import meta_copy
+        return meta_copy.copy_(self, src)
     check_write(self, (src,))  # Note [Overlap checks before a write]
     if self._dtype.np is None or src._dtype.np is None:  # Note [bfloat16 on the CUDA backend]
         return _copy_bfloat16(self, src)
@@ -75,6 +83,9 @@ def _to_copy(self: Tensor, dtype: Any = None, layout: Any = None, device: Any = 
     """A copy of `self` with another dtype and/or device (what `Tensor.to` calls)."""
     dt = self._dtype if dtype is None else dtypes.as_dtype(dtype)
     dev = self._device if device is None else as_device(device)
+    if dev.type == "meta" or self._device.type == "meta":  # Note [Meta tensors] (runtime/meta_array.py)
+        from runtime.kernels import meta_copy
+        return meta_copy.to_copy(self, dt, layout, dev, pin_memory, non_blocking, memory_format)
     if dt.np is None or self._dtype.np is None:  # Note [bfloat16 on the CUDA backend]
         return _to_copy_bfloat16(self, dt, dev)
     data = self._data

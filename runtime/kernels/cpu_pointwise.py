@@ -7,6 +7,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from runtime import dtypes
+from runtime.kernels._xp import wrapped_value as _wrapped_value
 from runtime.memory_overlap import check_write
 from runtime.tensor import Tensor
 from runtime.vocabulary import PromoteKind, opmath_dtype
@@ -54,11 +55,20 @@ def fast_dtypes(names: tuple[str, ...] | None, floating_only: bool = False,
 
 def operands(op: str, promote: str, allowed: tuple[str, ...] | None, tensors: tuple[Tensor, ...],
              scalars: tuple[Any, ...] = (), follow: tuple[int, ...] = ()) -> tuple[Any, ...]:
-    """The general path of a pointwise kernel: the result dtype (PyTorch's promotion over the tensors
-    and the `scalars` that take part in it, then `promote`), checked against the dtypes the op accepts,
-    and the tensors' arrays cast to the dtype NumPy computes in: `(dtype, array0, array1, ...)`.
+    """The general path of a pointwise kernel: the result dtype (`result_dtype`) and the tensors' arrays
+    cast to the dtype NumPy computes in: `(dtype, array0, array1, ...)`."""
+    dt = result_dtype(op, promote, allowed, tensors, scalars, follow)
+    ct = COMPUTE_NP[dt]
+    return (dt, *[t._data if t._data.dtype is ct else t._data.astype(ct) for t in tensors])
+
+
+def result_dtype(op: str, promote: str, allowed: tuple[str, ...] | None, tensors: tuple[Tensor, ...],
+                 scalars: tuple[Any, ...] = (), follow: tuple[int, ...] = ()) -> dtypes.DType:
+    """The dtype a pointwise op computes its result in: PyTorch's promotion over the tensors and the
+    `scalars` that take part in it, then `promote`, checked against the dtypes the op accepts (`allowed`).
     `follow`: positions of tensors that take that dtype without taking part in promotion (a `zero_dim`
-    value tensor stands for a Scalar: masked_fill of an int64 tensor with a float value stays int64)."""
+    value tensor stands for a Scalar: masked_fill of an int64 tensor with a float value stays int64).
+    The CPU kernels and the Meta kernels (runtime/kernels/meta_pointwise.py) both ask this function."""
     promoting = tensors if not follow else tuple(t for i, t in enumerate(tensors) if i not in follow)
     if len(promoting) == 1 and not scalars:
         dt = promoting[0]._dtype
@@ -70,14 +80,13 @@ def operands(op: str, promote: str, allowed: tuple[str, ...] | None, tensors: tu
         dt = dtypes.int64
     if allowed is not None and dt.name not in allowed:
         unsupported(op, dt)
-    ct = COMPUTE_NP[dt]
-    return (dt, *[t._data if t._data.dtype is ct else t._data.astype(ct) for t in tensors])
+    return dt
 
 
 def result_type(*operands: Any) -> dtypes.DType:
     """PyTorch's result type of tensors and Python scalars; wrapped-number tensors count as the scalars
     they came from."""
-    return dtypes.result_type(*(t._data.item() if isinstance(t, Tensor) and t._wrapped else t for t in operands))
+    return dtypes.result_type(*(_wrapped_value(t) if isinstance(t, Tensor) and t._wrapped else t for t in operands))
 
 
 def float_result_type(*operands: Any) -> dtypes.DType:

@@ -138,7 +138,9 @@ def lu_unpack(LU_data: Any, LU_pivots: Any, unpack_data: bool = True, unpack_piv
         U = LU_data.narrow(-2, 0, k).triu()
     else:
         L = U = empty
-    if unpack_pivots:
+    if unpack_pivots and LU_pivots.is_meta:  # the permutation's values come from the pivots' (Note [Meta tensors])
+        P = G.empty(tuple(LU_pivots.shape[:-1]) + (m, m), dtype=LU_data.dtype, device="meta")
+    elif unpack_pivots:
         P = G.tensor(_permutation(LU_pivots, m), dtype=LU_data.dtype, device=LU_data.device)
     else:
         P = empty
@@ -203,7 +205,8 @@ def matrix_exp(self: Any) -> Any:
     if self.numel() == 0:
         return self.clone()
     A = self.to(G.float64) if self.dtype != G.float64 else self
-    norm = float(A.detach().abs().sum(-2).amax().item())
+    # the number of squarings follows the norm; a meta tensor has none, and any count gives its shapes
+    norm = 0.0 if A.is_meta else float(A.detach().abs().sum(-2).amax().item())
     if not math.isfinite(norm):
         s = 0
     else:

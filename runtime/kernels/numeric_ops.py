@@ -216,6 +216,8 @@ def masked_scatter(self: Any, mask: Any, source: Any) -> Any:
                            f"and {source.dtype}")
     shape = list(G.broadcast_shapes(tuple(self.shape), tuple(mask.shape)))
     base, m = self.expand(shape), mask.expand(shape)
+    if self.is_meta:  # the shape of self's; which elements are replaced is a matter of values (Note [Meta tensors])
+        return base.clone()
     flags = _host(m).reshape(-1)
     count = int(flags.sum())
     if count > source.numel():
@@ -242,7 +244,7 @@ def put(self: Any, index: Any, source: Any, accumulate: bool = False) -> Any:
                            f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
     n = self.numel()
     flat_index = index.reshape(-1)
-    if flat_index.numel():
+    if flat_index.numel() and not flat_index.is_meta:  # a meta index has no values to check
         host = _host(flat_index)
         bad = (host < -n) | (host >= n)
         if bad.any():

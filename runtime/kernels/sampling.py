@@ -26,6 +26,8 @@ def bernoulli_p(self: Any, p: float, generator: Any = None) -> Any:
 
 
 def _check_std(std: Any) -> None:
+    if getattr(std, "is_meta", False):
+        return  # no values to check (Note [Meta tensors] in runtime/meta_array.py)
     bad = (std < 0).any() if not isinstance(std, float | int) else std < 0
     if bool(bad):
         raise RuntimeError("normal expects all elements of std >= 0.0")

@@ -19,6 +19,8 @@ def _G() -> Any:
 
 def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
     """Scale, in place and untracked, the rows of `weight` used by `input` whose norm exceeds max_norm."""
+    if weight.is_meta or input.is_meta:
+        return  # which rows to scale is a matter of values (Note [Meta tensors] in runtime/meta_array.py)
     G = _G()
     rows = G.tensor(np.unique(input.detach().cpu().numpy().reshape(-1)), dtype=G.int64, device=weight.device)
     with no_grad():

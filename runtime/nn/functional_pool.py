@@ -392,7 +392,7 @@ def _max_unpool(input: Tensor, indices: Tensor, kernel_size: IntOrTuple, stride:
     flat_in = input.reshape(lead + [-1])
     flat_idx = indices.reshape(lead + [-1])
     total = math.prod(sizes)
-    if flat_idx.numel() and (int(flat_idx.min()) < 0 or int(flat_idx.max()) >= total):
+    if flat_idx.numel() and not flat_idx.is_meta and (int(flat_idx.min()) < 0 or int(flat_idx.max()) >= total):
         raise RuntimeError(f"{name}: Found an invalid max index {int(flat_idx.max())} (output volumes are of size "
                            f"{'x'.join(map(str, sizes))})")
     out = G.zeros(lead + [total], dtype=input.dtype, device=input.device)

@@ -14,6 +14,7 @@ from runtime.dispatcher import (
     AUTOGRAD_BIT,
     CPU_BIT,
     CUDA_BIT,
+    META_BIT,
     Dispatcher,
     DispatchError,
     DispatchKey,
@@ -180,7 +181,7 @@ def test_bad_argument_type_names_the_argument() -> None:
 
 def _reference_cell(op: D.Operator, keys: int) -> tuple[str, Any]:
     """One table cell by the rule of Note [Dispatch key sets as bitmasks], evaluated directly (no plan)."""
-    backends = keys & (CPU_BIT | CUDA_BIT)
+    backends = keys & (CPU_BIT | CUDA_BIT | META_BIT)
     if op.scalar_positions and backends & (backends - 1):
         return ("scalars", None)  # before any key (Note [CPU scalars beside device tensors])
     for key in reversed(DispatchKey):
@@ -189,6 +190,8 @@ def _reference_cell(op: D.Operator, keys: int) -> tuple[str, Any]:
         if key in (DispatchKey.Meta, DispatchKey.CPU, DispatchKey.CUDA) and backends & (backends - 1) \
                 and not op.mixed_devices:
             return ("mismatch", None)
+        if key in (DispatchKey.Meta, DispatchKey.CPU, DispatchKey.CUDA) and keys & META_BIT:
+            key = DispatchKey.Meta  # an op taking several devices, one of them meta (Note [Meta tensors])
         kernel, how = op.resolve(key)
         if how == "fallback":
             return ("fallback", key)
@@ -248,8 +251,8 @@ def test_every_table_cell_follows_the_rule() -> None:
 def test_a_backend_guards_the_alias_kernels_it_shares() -> None:
     """Note [Backend guards on alias kernels]: the guard wraps the alias kernel at its key only, one guard per
     (key, alias), and removing it restores every table."""
-    op = dispatcher.find("linear")  # CompositeExplicitAutograd
-    G.linear(G.ones(1, 2), G.ones(3, 2))  # its module loaded (Note [Kernels loaded on first call])
+    op = dispatcher.find("stack")  # CompositeImplicitAutograd (every CompositeExplicitAutograd op has a Meta kernel)
+    G.stack([G.ones(2), G.ones(2)])  # its module loaded (Note [Kernels loaded on first call])
     plain_cpu, plain_meta = op.table[CPU_BIT], op.table[1 << DispatchKey.Meta]
     seen = []
 
@@ -260,13 +263,13 @@ def test_a_backend_guards_the_alias_kernels_it_shares() -> None:
         guarded.__wrapped__ = kernel  # type: ignore[attr-defined]
         return guarded
 
-    undo = dispatcher.guard_alias_kernels("Meta", "CompositeExplicitAutograd", guard)
+    undo = dispatcher.guard_alias_kernels("Meta", "CompositeImplicitAutograd", guard)
     try:
         assert op.table[1 << DispatchKey.Meta].__wrapped__ is plain_meta
         assert op.table[CPU_BIT] is plain_cpu  # other keys keep the plain kernel
         with pytest.raises(ValueError, match="already installed"):
-            dispatcher.guard_alias_kernels("Meta", "CompositeExplicitAutograd", guard)
-        G.linear(G.ones(1, 2), G.ones(3, 2))
+            dispatcher.guard_alias_kernels("Meta", "CompositeImplicitAutograd", guard)
+        G.stack([G.ones(2), G.ones(2)])
         assert seen == []  # a CPU call never meets the Meta guard
     finally:
         undo()
