@@ -484,6 +484,10 @@ def householder_product(A: Any, tau: Any) -> Any:
 def vander(x: Any, N: int | None = None) -> Any:
     """Columns x^0, x^1, ..., x^(N-1) (N defaults to x's last dim)."""
     G = _G()
+    if x.dtype == G.bool:
+        raise RuntimeError("linalg.vander supports floating point and integer tensors, but got bool")
+    if not x.dtype.is_floating_point and x.dtype != G.int64:  # powers of an integer tensor are int64
+        x = x.to(G.int64)
     x = x.reshape([1]) if x.dim() == 0 else x
     N = x.shape[-1] if N is None else N
     if N <= 1:

@@ -173,3 +173,29 @@ def test_products_and_helpers() -> None:
     compare(lambda x: L.vander(x), lambda x: TL.vander(x), r(2, 4))
     compare(lambda x: L.vander(x, N=3), lambda x: TL.vander(x, N=3), np.array([0.0, 1.0, 2.0]))
     compare(lambda x, y: L.vecdot(x, y, dim=0), lambda x, y: TL.vecdot(x, y, dim=0), r(3, 4), r(3, 1))
+
+
+# -- found by the exhaustive OpInfo run (python3 -m tests.opinfo_coverage --exhaustive) ---------------------------
+
+def test_cross_dim_does_not_broadcast() -> None:
+    """A size-1 cross dim was broadcast to 3; PyTorch refuses it (both inputs need length 3 there)."""
+    import generated as G
+    with pytest.raises(RuntimeError):
+        G.linalg.cross(G.ones(5, 3), G.ones(5, 1))
+    with pytest.raises(RuntimeError):
+        G.cross(G.ones(5, 1), G.ones(5, 3), dim=1)
+    compare(lambda a, b: G.linalg.cross(a, b), lambda a, b: TL.cross(a, b), r(2, 3), r(1, 3))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
+def test_vander_of_integers_is_int64(dtype: str) -> None:
+    """Powers of an integer tensor are int64 in PyTorch (int32 stayed int32); bool is refused."""
+    import generated as G
+    x = np.array([3, 2, 1], dtype=dtype)
+    out = G.linalg.vander(G.tensor(x), N=4)
+    expected = TL.vander(torch.tensor(x), N=4)
+    assert out.dtype == G.int64
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
+    assert tuple(G.linalg.vander(G.tensor(x[0]), N=2).shape) == tuple(TL.vander(torch.tensor(x[0]), N=2).shape)
+    with pytest.raises(RuntimeError):
+        G.linalg.vander(G.tensor([True, False]))
