@@ -214,3 +214,24 @@ def test_multi_dot_multiplies_in_the_cheapest_order() -> None:
             np.testing.assert_array_equal(G.linalg.multi_dot([G.tensor(m) for m in ms]).numpy(), expected)
     compare(lambda a, b, c, d: G.linalg.multi_dot([a, b, c, d]), lambda a, b, c, d: TL.multi_dot([a, b, c, d]),
             r(2, 6), r(6, 1), r(1, 5), r(5))
+
+
+@pytest.mark.parametrize("ord", [3.5, 3, 1.5, 0.5, -1])
+@pytest.mark.parametrize("x", [[0.0, 0.0, 0.0], [0.0, 1.0, -2.0]])
+def test_vector_norm_derivatives_at_zero(ord: float, x: list) -> None:
+    """The gradient divided by norm^(ord-1) inside a `where`: at a zero norm the discarded branch's 0/0 made the
+    second derivative NaN (PyTorch: 0), and x |x|^(ord-2) made the gradient NaN at zero entries for ord < 2."""
+    import generated as G
+    v = np.array([0.3, -1.0, 2.0])
+    t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    g = G.tensor(np.array(x), requires_grad=True)
+    (tg,) = torch.autograd.grad(TL.vector_norm(t, ord), t, create_graph=True)
+    (gg,) = G.autograd.grad(G.linalg.vector_norm(g, ord), g, create_graph=True)
+    np.testing.assert_allclose(gg.detach().numpy(), tg.detach().numpy(), rtol=1e-7, atol=1e-12)
+    if not tg.requires_grad:
+        return
+    (tgg,) = torch.autograd.grad((tg * torch.from_numpy(v)).sum(), t, allow_unused=True)
+    (ggg,) = G.autograd.grad((gg * G.tensor(v)).sum(), g, allow_unused=True)
+    expected = np.zeros(3) if tgg is None else tgg.numpy(force=True)
+    actual = np.zeros(3) if ggg is None else ggg.numpy()
+    np.testing.assert_allclose(actual, expected, rtol=1e-7, atol=1e-12)
