@@ -8,6 +8,7 @@ from runtime.dispatcher import dispatcher as _dispatcher
 from runtime.dispatcher import keys_of as _keys_of
 from runtime.dispatcher import shared as _shared
 from runtime.dispatcher import tls as _tls
+from runtime.factories import PYTHON_NUMBERS as _NUMBERS
 from runtime.factories import scalar_tensor as _scalar
 from runtime.opcall import NOT_GIVEN as _NG
 from runtime.opcall import bad_arguments as _bad_arguments
@@ -571,6 +572,8 @@ def _call_add_Tensor(input, other, alpha):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_add_Tensor(_scalar(input, dispatch=True), other, alpha)
         _k = _bad_arguments(_op_add_Tensor, (input, other, alpha,))
     return _tab_add_Tensor[_k](input, other, alpha)
 
@@ -596,6 +599,8 @@ def _call_add_out(input, other, alpha, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_add_out(_scalar(input, dispatch=True), other, alpha, out)
         _k = _bad_arguments(_op_add_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_add_out[_k](input, other, alpha, out)
@@ -634,6 +639,8 @@ def _call_add_Scalar_out(input, other, alpha, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_add_Scalar_out(_scalar(input, dispatch=True), other, alpha, out)
         _k = _bad_arguments(_op_add_Scalar_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_add_Scalar_out[_k](input, other, alpha, out)
@@ -647,6 +654,8 @@ def _call_sub_Tensor(input, other, alpha):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_sub_Tensor(_scalar(input, dispatch=True), other, alpha)
         _k = _bad_arguments(_op_sub_Tensor, (input, other, alpha,))
     return _tab_sub_Tensor[_k](input, other, alpha)
 
@@ -672,6 +681,8 @@ def _call_sub_out(input, other, alpha, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_sub_out(_scalar(input, dispatch=True), other, alpha, out)
         _k = _bad_arguments(_op_sub_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_sub_out[_k](input, other, alpha, out)
@@ -710,6 +721,8 @@ def _call_sub_Scalar_out(input, other, alpha, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_sub_Scalar_out(_scalar(input, dispatch=True), other, alpha, out)
         _k = _bad_arguments(_op_sub_Scalar_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_sub_Scalar_out[_k](input, other, alpha, out)
@@ -723,6 +736,8 @@ def _call_mul_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_mul_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_mul_Tensor, (input, other,))
     return _tab_mul_Tensor[_k](input, other)
 
@@ -748,6 +763,8 @@ def _call_mul_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_mul_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_mul_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_mul_out[_k](input, other, out)
@@ -786,6 +803,8 @@ def _call_mul_Scalar_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_mul_Scalar_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_mul_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_mul_Scalar_out[_k](input, other, out)
@@ -799,6 +818,8 @@ def _call_div_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_div_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_div_Tensor, (input, other,))
     return _tab_div_Tensor[_k](input, other)
 
@@ -824,6 +845,8 @@ def _call_div_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_div_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_div_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_div_out[_k](input, other, out)
@@ -862,6 +885,8 @@ def _call_div_Scalar_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_div_Scalar_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_div_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_div_Scalar_out[_k](input, other, out)
@@ -938,6 +963,8 @@ def _call_pow_Tensor_Scalar_out(input, exponent, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_pow_Tensor_Scalar_out(_scalar(input, dispatch=True), exponent, out)
         _k = _bad_arguments(_op_pow_Tensor_Scalar_out, (input, exponent, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_pow_Tensor_Scalar_out[_k](input, exponent, out)
@@ -1658,6 +1685,8 @@ def _call_div_Tensor_mode(input, other, rounding_mode):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_div_Tensor_mode(_scalar(input, dispatch=True), other, rounding_mode)
         _k = _bad_arguments(_op_div_Tensor_mode, (input, other, rounding_mode,))
     return _tab_div_Tensor_mode[_k](input, other, rounding_mode)
 
@@ -1682,6 +1711,8 @@ def _call_floor_divide(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_floor_divide(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_floor_divide, (input, other,))
     return _tab_floor_divide[_k](input, other)
 
@@ -1707,6 +1738,8 @@ def _call_floor_divide_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_floor_divide_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_floor_divide_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_floor_divide_out[_k](input, other, out)
@@ -1745,6 +1778,8 @@ def _call_floor_divide_Scalar_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_floor_divide_Scalar_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_floor_divide_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_floor_divide_Scalar_out[_k](input, other, out)
@@ -1758,6 +1793,8 @@ def _call_pow_Tensor_Tensor(input, exponent):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_pow_Tensor_Tensor(_scalar(input, dispatch=True), exponent)
         _k = _bad_arguments(_op_pow_Tensor_Tensor, (input, exponent,))
     return _tab_pow_Tensor_Tensor[_k](input, exponent)
 
@@ -1783,6 +1820,8 @@ def _call_pow_Tensor_Tensor_out(input, exponent, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_pow_Tensor_Tensor_out(_scalar(input, dispatch=True), exponent, out)
         _k = _bad_arguments(_op_pow_Tensor_Tensor_out, (input, exponent, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_pow_Tensor_Tensor_out[_k](input, exponent, out)
@@ -1796,6 +1835,8 @@ def _call_remainder_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_remainder_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_remainder_Tensor, (input, other,))
     return _tab_remainder_Tensor[_k](input, other)
 
@@ -1821,6 +1862,8 @@ def _call_remainder_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_remainder_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_remainder_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_remainder_out[_k](input, other, out)
@@ -1859,6 +1902,8 @@ def _call_remainder_Scalar_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_remainder_Scalar_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_remainder_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_remainder_Scalar_out[_k](input, other, out)
@@ -3587,6 +3632,8 @@ def _call_bitwise_and_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_bitwise_and_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_bitwise_and_Tensor, (input, other,))
     return _tab_bitwise_and_Tensor[_k](input, other)
 
@@ -3612,6 +3659,8 @@ def _call_bitwise_and_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_bitwise_and_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_bitwise_and_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_bitwise_and_out[_k](input, other, out)
@@ -3625,6 +3674,8 @@ def _call_bitwise_or_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_bitwise_or_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_bitwise_or_Tensor, (input, other,))
     return _tab_bitwise_or_Tensor[_k](input, other)
 
@@ -3650,6 +3701,8 @@ def _call_bitwise_or_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_bitwise_or_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_bitwise_or_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_bitwise_or_out[_k](input, other, out)
@@ -3663,6 +3716,8 @@ def _call_bitwise_xor_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_bitwise_xor_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_bitwise_xor_Tensor, (input, other,))
     return _tab_bitwise_xor_Tensor[_k](input, other)
 
@@ -3688,6 +3743,8 @@ def _call_bitwise_xor_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_bitwise_xor_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_bitwise_xor_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_bitwise_xor_out[_k](input, other, out)
@@ -5155,6 +5212,18 @@ def _call__native_batch_norm_legit(input, weight, bias, running_mean, running_va
     return _tab__native_batch_norm_legit[_k](input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
+_op__native_batch_norm_legit_no_stats = _dispatcher.declare("_native_batch_norm_legit.no_stats", "_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", (0, 1, 2), deferred=True)
+_tab__native_batch_norm_legit_no_stats = _op__native_batch_norm_legit_no_stats.table
+
+
+def _call__native_batch_norm_legit_no_stats(input, weight, bias, training, momentum, eps):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op__native_batch_norm_legit_no_stats, (input, weight, bias, training, momentum, eps,))
+    return _tab__native_batch_norm_legit_no_stats[_k](input, weight, bias, training, momentum, eps)
+
+
 _op__batch_norm_with_update = _dispatcher.declare("_batch_norm_with_update", "_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)", (0, 1, 2, 3, 4), deferred=True)
 _tab__batch_norm_with_update = _op__batch_norm_with_update.table
 
@@ -5776,6 +5845,8 @@ def _call_bucketize_Tensor(input, boundaries, out_int32, right):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | boundaries._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_bucketize_Tensor(_scalar(input, dispatch=True), boundaries, out_int32, right)
         _k = _bad_arguments(_op_bucketize_Tensor, (input, boundaries, out_int32, right,))
     return _tab_bucketize_Tensor[_k](input, boundaries, out_int32, right)
 
@@ -7042,6 +7113,8 @@ def _call_xlogy_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_xlogy_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_xlogy_Tensor, (input, other,))
     return _tab_xlogy_Tensor[_k](input, other)
 
@@ -7067,6 +7140,8 @@ def _call_xlogy_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_xlogy_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_xlogy_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_xlogy_out[_k](input, other, out)
@@ -7989,6 +8064,8 @@ def _call_true_divide_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_true_divide_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_true_divide_Tensor, (input, other,))
     return _tab_true_divide_Tensor[_k](input, other)
 
@@ -8748,6 +8825,8 @@ def _call_isin_Tensor_Tensor(elements, test_elements, assume_unique, invert):
     try:
         _k = (_shared.remap or _tls.remap)[elements._keys | test_elements._keys]
     except AttributeError:
+        if isinstance(elements, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_isin_Tensor_Tensor(_scalar(elements, dispatch=True), test_elements, assume_unique, invert)
         _k = _bad_arguments(_op_isin_Tensor_Tensor, (elements, test_elements, assume_unique, invert,))
     return _tab_isin_Tensor_Tensor[_k](elements, test_elements, assume_unique, invert)
 
@@ -9391,6 +9470,8 @@ def _call_divide_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_divide_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_divide_Tensor, (input, other,))
     return _tab_divide_Tensor[_k](input, other)
 
@@ -9415,6 +9496,8 @@ def _call_divide_Tensor_mode(input, other, rounding_mode):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_divide_Tensor_mode(_scalar(input, dispatch=True), other, rounding_mode)
         _k = _bad_arguments(_op_divide_Tensor_mode, (input, other, rounding_mode,))
     return _tab_divide_Tensor_mode[_k](input, other, rounding_mode)
 
@@ -9491,6 +9574,8 @@ def _call_multiply_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_multiply_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_multiply_Tensor, (input, other,))
     return _tab_multiply_Tensor[_k](input, other)
 
@@ -9541,6 +9626,8 @@ def _call_subtract_Tensor(input, other, alpha):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_subtract_Tensor(_scalar(input, dispatch=True), other, alpha)
         _k = _bad_arguments(_op_subtract_Tensor, (input, other, alpha,))
     return _tab_subtract_Tensor[_k](input, other, alpha)
 
@@ -10802,13 +10889,24 @@ def _linalg_svdvals(A):
     return _tab__linalg_svdvals[_k](A)
 
 
-def _native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps):
-    '_native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps) -> (Tensor, Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    running_mean (Tensor, optional)\n    running_var (Tensor, optional)\n    training (bool)\n    momentum (float)\n    eps (float)\n\nForms: functional: opgen._native_batch_norm_legit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    _native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)'
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
-    except AttributeError:
-        _k = _bad_arguments(_op__native_batch_norm_legit, (input, weight, bias, running_mean, running_var, training, momentum, eps,))
-    return _tab__native_batch_norm_legit[_k](input, weight, bias, running_mean, running_var, training, momentum, eps)
+def _native_batch_norm_legit(input, weight, bias, running_mean=_NG, running_var=_NG, *, training, momentum, eps):
+    '_native_batch_norm_legit(input, weight, bias, running_mean=None, running_var=None, *, training, momentum, eps) -> (Tensor, Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    running_mean (Tensor, optional, default None; taken by _native_batch_norm_legit)\n    running_var (Tensor, optional, default None; taken by _native_batch_norm_legit)\n    training (bool)\n    momentum (float)\n    eps (float)\n\nForms: functional: opgen._native_batch_norm_legit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    _native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)\n    _native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)'
+    if running_mean is not _NG and running_var is not _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op__native_batch_norm_legit, (input, weight, bias, running_mean, running_var, training, momentum, eps,))
+        return _tab__native_batch_norm_legit[_k](input, weight, bias, running_mean, running_var, training, momentum, eps)
+    if running_mean is _NG and running_var is _NG:
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+        except AttributeError:
+            _k = _bad_arguments(_op__native_batch_norm_legit_no_stats, (input, weight, bias, training, momentum, eps,))
+        return _tab__native_batch_norm_legit_no_stats[_k](input, weight, bias, training, momentum, eps)
+    return _no_overload("_native_batch_norm_legit", locals(), ('_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)', '_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)'))
+
+
+_show(_native_batch_norm_legit, (('input', False, _REQ), ('weight', False, _REQ), ('bias', False, _REQ), ('running_mean', False, None), ('running_var', False, None), ('training', True, _REQ), ('momentum', True, _REQ), ('eps', True, _REQ), ))
 
 
 def _safe_softmax(input, dim, dtype=None):
@@ -10980,6 +11078,8 @@ def add(input, other, *, alpha=1, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_add_Tensor(_scalar(input, dispatch=True), other, alpha)
             _k = _bad_arguments(_op_add_Tensor, (input, other, alpha,))
         return _tab_add_Tensor[_k](input, other, alpha)
     if out is None and not isinstance(other, Tensor):
@@ -12562,6 +12662,8 @@ def div(input, other, *, rounding_mode=_NG, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_div_Tensor(_scalar(input, dispatch=True), other)
             _k = _bad_arguments(_op_div_Tensor, (input, other,))
         return _tab_div_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor) and rounding_mode is _NG:
@@ -12574,6 +12676,8 @@ def div(input, other, *, rounding_mode=_NG, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_div_Tensor_mode(_scalar(input, dispatch=True), other, rounding_mode)
             _k = _bad_arguments(_op_div_Tensor_mode, (input, other, rounding_mode,))
         return _tab_div_Tensor_mode[_k](input, other, rounding_mode)
     if out is None and not isinstance(other, Tensor) and rounding_mode is not _NG:
@@ -12625,6 +12729,8 @@ def divide(input, other, *, rounding_mode=_NG, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_divide_Tensor(_scalar(input, dispatch=True), other)
             _k = _bad_arguments(_op_divide_Tensor, (input, other,))
         return _tab_divide_Tensor[_k](input, other)
     if not isinstance(other, Tensor) and rounding_mode is _NG:
@@ -12637,6 +12743,8 @@ def divide(input, other, *, rounding_mode=_NG, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_divide_Tensor_mode(_scalar(input, dispatch=True), other, rounding_mode)
             _k = _bad_arguments(_op_divide_Tensor_mode, (input, other, rounding_mode,))
         return _tab_divide_Tensor_mode[_k](input, other, rounding_mode)
     if not isinstance(other, Tensor) and rounding_mode is not _NG:
@@ -13123,6 +13231,8 @@ def floor_divide(input, other, *, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_floor_divide(_scalar(input, dispatch=True), other)
             _k = _bad_arguments(_op_floor_divide, (input, other,))
         return _tab_floor_divide[_k](input, other)
     if out is None and not isinstance(other, Tensor):
@@ -14923,6 +15033,8 @@ def mul(input, other, *, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_mul_Tensor(_scalar(input, dispatch=True), other)
             _k = _bad_arguments(_op_mul_Tensor, (input, other,))
         return _tab_mul_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
@@ -14973,6 +15085,8 @@ def multiply(input, other, *, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_multiply_Tensor(_scalar(input, dispatch=True), other)
             _k = _bad_arguments(_op_multiply_Tensor, (input, other,))
         return _tab_multiply_Tensor[_k](input, other)
     if not isinstance(other, Tensor):
@@ -15552,6 +15666,8 @@ def pow(input, exponent, *, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_pow_Tensor_Tensor(_scalar(input, dispatch=True), exponent)
             _k = _bad_arguments(_op_pow_Tensor_Tensor, (input, exponent,))
         return _tab_pow_Tensor_Tensor[_k](input, exponent)
     if not isinstance(exponent, Tensor) and out is not None:
@@ -15759,6 +15875,8 @@ def remainder(input, other, *, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_remainder_Tensor(_scalar(input, dispatch=True), other)
             _k = _bad_arguments(_op_remainder_Tensor, (input, other,))
         return _tab_remainder_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
@@ -16954,6 +17072,8 @@ def sub(input, other, *, alpha=1, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_sub_Tensor(_scalar(input, dispatch=True), other, alpha)
             _k = _bad_arguments(_op_sub_Tensor, (input, other, alpha,))
         return _tab_sub_Tensor[_k](input, other, alpha)
     if out is None and not isinstance(other, Tensor):
@@ -16991,6 +17111,8 @@ def subtract(input, other, *, alpha=1, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_subtract_Tensor(_scalar(input, dispatch=True), other, alpha)
             _k = _bad_arguments(_op_subtract_Tensor, (input, other, alpha,))
         return _tab_subtract_Tensor[_k](input, other, alpha)
     if not isinstance(other, Tensor):

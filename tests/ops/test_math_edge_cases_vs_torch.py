@@ -167,3 +167,17 @@ def test_multinomial_bernoulli_normal_distributions() -> None:
     assert abs(b.mean() - 0.3) < 0.02 and set(np.unique(b)) <= {0.0, 1.0}
     n = G.normal(G.full((20000,), 2.0), 3.0).numpy()
     assert abs(n.mean() - 2.0) < 0.1 and abs(n.std() - 3.0) < 0.1
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_sign_of_nan_is_zero_and_abs_gradient_there(dtype: str) -> None:
+    """PyTorch's sign is (0 < x) - (x < 0): 0 at NaN (NumPy's is NaN); abs's gradient, g * sign(x), follows."""
+    values = np.array([np.nan, -2.0, 0.0, 3.0], dtype=dtype)
+    _same(G.sign(G.tensor(values)), torch.sign(torch.from_numpy(values)))
+    _same(G.tensor(values).sgn(), torch.from_numpy(values).sgn())
+    if dtype == "float64":
+        x = G.tensor(values, requires_grad=True)
+        x.abs().sum().backward()
+        tx = torch.from_numpy(values).requires_grad_()
+        tx.abs().sum().backward()
+        _same(x.grad, tx.grad)
