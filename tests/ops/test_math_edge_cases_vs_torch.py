@@ -181,3 +181,21 @@ def test_sign_of_nan_is_zero_and_abs_gradient_there(dtype: str) -> None:
         tx = torch.from_numpy(values).requires_grad_()
         tx.abs().sum().backward()
         _same(x.grad, tx.grad)
+
+
+def test_diff_of_order_zero_and_negative() -> None:
+    """diff with n=0 is the input itself (prepend/append left out, as PyTorch); a negative order is refused."""
+    x = np.arange(25.0).reshape(5, 5)
+    t = torch.diff(torch.from_numpy(x), 0, 0, torch.zeros(1, 5, dtype=torch.float64),
+                   torch.zeros(2, 5, dtype=torch.float64))
+    _same(G.diff(G.tensor(x), 0, 0, G.zeros(1, 5, dtype=G.float64), G.zeros(2, 5, dtype=G.float64)), t)
+    with pytest.raises(RuntimeError):
+        G.diff(G.tensor(x), -1)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int16", "bool", "float32"])
+def test_sum_to_size_of_the_same_size_keeps_the_dtype(dtype: str) -> None:
+    """Nothing to sum: PyTorch returns the input (int32 stays int32); a real sum promotes integers to int64."""
+    x = np.ones((5, 5), dtype=dtype)
+    _same(G.tensor(x).sum_to_size([5, 5]), torch.from_numpy(x).sum_to_size([5, 5]))
+    _same(G.tensor(x).sum_to_size([1, 5]), torch.from_numpy(x).sum_to_size([1, 5]))
