@@ -288,6 +288,8 @@ def sum_to_size(self: Any, size: Any) -> Any:
     if lead < 0 or any(n != 1 and n != m for n, m in zip(size, self.shape[lead:], strict=True)):
         raise RuntimeError(f"size {list(size)} is not expandable to size {list(self.shape)}.")
     dims = list(range(lead)) + [lead + i for i, n in enumerate(size) if n == 1 and self.shape[lead + i] != 1]
+    if not size:  # a 0-d target: the whole sum (integers and bool give int64), as PyTorch
+        return self.sum()
     if not dims:  # nothing to sum: the input itself, in its dtype (as PyTorch)
         return self
     return self.sum(dims, keepdim=True).reshape(size)

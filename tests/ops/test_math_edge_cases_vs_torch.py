@@ -199,3 +199,4 @@ def test_sum_to_size_of_the_same_size_keeps_the_dtype(dtype: str) -> None:
     x = np.ones((5, 5), dtype=dtype)
     _same(G.tensor(x).sum_to_size([5, 5]), torch.from_numpy(x).sum_to_size([5, 5]))
     _same(G.tensor(x).sum_to_size([1, 5]), torch.from_numpy(x).sum_to_size([1, 5]))
+    _same(G.tensor(x[0, 0]).sum_to_size([]), torch.from_numpy(np.array(x[0, 0])).sum_to_size([]))
