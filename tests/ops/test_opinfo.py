@@ -4,8 +4,8 @@ One test per eligible OpInfo entry that opgen has (tests/opinfo_coverage.py reso
 the samples and compares): the first samples of every dtype both sides support (float32, float64, int64,
 bool), the method, in-place and `out=` variants the OpInfo declares, gradients in float64 and second
 derivatives where the OpInfo declares them. A failure of a category listed in `KNOWN_GAPS` xfails with its
-reason; any other failure fails. `test_opinfo_exhaustive` (marked slow: `pytest -m slow`) runs every reference input of every dtype and the
-error inputs.
+reason; any other failure fails. `test_opinfo_exhaustive` (marked slow: `pytest -m slow`) runs every
+reference input of every dtype and the error inputs.
 """
 
 from __future__ import annotations
