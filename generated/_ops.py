@@ -5212,18 +5212,6 @@ def _call__native_batch_norm_legit(input, weight, bias, running_mean, running_va
     return _tab__native_batch_norm_legit[_k](input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
-_op__native_batch_norm_legit_no_stats = _dispatcher.declare("_native_batch_norm_legit.no_stats", "_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", (0, 1, 2), deferred=True)
-_tab__native_batch_norm_legit_no_stats = _op__native_batch_norm_legit_no_stats.table
-
-
-def _call__native_batch_norm_legit_no_stats(input, weight, bias, training, momentum, eps):
-    try:
-        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
-    except AttributeError:
-        _k = _bad_arguments(_op__native_batch_norm_legit_no_stats, (input, weight, bias, training, momentum, eps,))
-    return _tab__native_batch_norm_legit_no_stats[_k](input, weight, bias, training, momentum, eps)
-
-
 _op__batch_norm_with_update = _dispatcher.declare("_batch_norm_with_update", "_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)", (0, 1, 2, 3, 4), deferred=True)
 _tab__batch_norm_with_update = _op__batch_norm_with_update.table
 
@@ -10889,24 +10877,13 @@ def _linalg_svdvals(A):
     return _tab__linalg_svdvals[_k](A)
 
 
-def _native_batch_norm_legit(input, weight, bias, running_mean=_NG, running_var=_NG, *, training, momentum, eps):
-    '_native_batch_norm_legit(input, weight, bias, running_mean=None, running_var=None, *, training, momentum, eps) -> (Tensor, Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    running_mean (Tensor, optional, default None; taken by _native_batch_norm_legit)\n    running_var (Tensor, optional, default None; taken by _native_batch_norm_legit)\n    training (bool)\n    momentum (float)\n    eps (float)\n\nForms: functional: opgen._native_batch_norm_legit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    _native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)\n    _native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)'
-    if running_mean is not _NG and running_var is not _NG:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
-        except AttributeError:
-            _k = _bad_arguments(_op__native_batch_norm_legit, (input, weight, bias, running_mean, running_var, training, momentum, eps,))
-        return _tab__native_batch_norm_legit[_k](input, weight, bias, running_mean, running_var, training, momentum, eps)
-    if running_mean is _NG and running_var is _NG:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
-        except AttributeError:
-            _k = _bad_arguments(_op__native_batch_norm_legit_no_stats, (input, weight, bias, training, momentum, eps,))
-        return _tab__native_batch_norm_legit_no_stats[_k](input, weight, bias, training, momentum, eps)
-    return _no_overload("_native_batch_norm_legit", locals(), ('_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)', '_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)'))
-
-
-_show(_native_batch_norm_legit, (('input', False, _REQ), ('weight', False, _REQ), ('bias', False, _REQ), ('running_mean', False, None), ('running_var', False, None), ('training', True, _REQ), ('momentum', True, _REQ), ('eps', True, _REQ), ))
+def _native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    '_native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps) -> (Tensor, Tensor, Tensor)\n\nArguments:\n    input (Tensor)\n    weight (Tensor, optional)\n    bias (Tensor, optional)\n    running_mean (Tensor, optional)\n    running_var (Tensor, optional)\n    training (bool)\n    momentum (float)\n    eps (float)\n\nForms: functional: opgen._native_batch_norm_legit\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    _native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0) | (running_mean._keys if running_mean is not None else 0) | (running_var._keys if running_var is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op__native_batch_norm_legit, (input, weight, bias, running_mean, running_var, training, momentum, eps,))
+    return _tab__native_batch_norm_legit[_k](input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
 def _safe_softmax(input, dim, dtype=None):

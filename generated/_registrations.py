@@ -975,7 +975,6 @@ _dispatcher.register_all([
     ("_safe_softmax", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.aten_composites", "safe_softmax")),
     ("native_batch_norm", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.aten_composites", "native_batch_norm")),
     ("_native_batch_norm_legit", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.aten_composites", "native_batch_norm_legit")),
-    ("_native_batch_norm_legit.no_stats", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.aten_composites", "native_batch_norm_legit_no_stats")),
     ("_batch_norm_with_update", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.aten_composites", "batch_norm_with_update")),
     ("native_group_norm", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.aten_composites", "native_group_norm")),
     ("constant_pad_nd", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.aten_composites", "constant_pad_nd")),

@@ -137,12 +137,6 @@ def native_batch_norm_legit(input: Any, weight: Any, bias: Any, running_mean: An
     return native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
-def native_batch_norm_legit_no_stats(input: Any, weight: Any, bias: Any, training: bool, momentum: float,
-                                     eps: float) -> tuple[Any, Any, Any]:
-    """aten's `_native_batch_norm_legit.no_stats`: the batch statistics, no running ones to update."""
-    return native_batch_norm(input, weight, bias, None, None, training, momentum, eps)
-
-
 def batch_norm_with_update(input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any,
                            momentum: float, eps: float) -> tuple[Any, Any, Any, Any]:
     """Training-mode batch norm that updates the running statistics: (output, save_mean, save_invstd,

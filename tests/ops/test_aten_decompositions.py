@@ -216,13 +216,3 @@ def test_interpolate_antialias_bilinear_agrees_with_torch(kwargs: dict) -> None:
     with pytest.raises(NotImplementedError):
         G.nn.functional.interpolate(_g(x), mode="bicubic", antialias=True, **kwargs)
 
-
-def test_native_batch_norm_legit_no_stats_overload() -> None:
-    """aten's `_native_batch_norm_legit.no_stats` (no running statistics): the batch's mean and invstd."""
-    x = RNG.standard_normal((2, 3, 4))
-    t = torch._native_batch_norm_legit(torch.tensor(x), None, None, True, 0.5, 1e-5)
-    g = G._native_batch_norm_legit(_g(x), None, None, training=True, momentum=0.5, eps=1e-5)
-    for a, b in zip(t, g, strict=True):
-        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-10, atol=1e-12)
-    g = G.ops.aten._native_batch_norm_legit.no_stats(_g(x), None, None, training=True, momentum=0.5, eps=1e-5)
-    np.testing.assert_allclose(g[0].numpy(), t[0].numpy(), rtol=1e-10, atol=1e-12)
