@@ -8,6 +8,7 @@ from runtime.dispatcher import dispatcher as _dispatcher
 from runtime.dispatcher import keys_of as _keys_of
 from runtime.dispatcher import shared as _shared
 from runtime.dispatcher import tls as _tls
+from runtime.factories import PYTHON_NUMBERS as _NUMBERS
 from runtime.factories import scalar_tensor as _scalar
 from runtime.opcall import NOT_GIVEN as _NG
 from runtime.opcall import bad_arguments as _bad_arguments
@@ -571,6 +572,8 @@ def _call_add_Tensor(input, other, alpha):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_add_Tensor(_scalar(input, dispatch=True), other, alpha)
         _k = _bad_arguments(_op_add_Tensor, (input, other, alpha,))
     return _tab_add_Tensor[_k](input, other, alpha)
 
@@ -596,6 +599,8 @@ def _call_add_out(input, other, alpha, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_add_out(_scalar(input, dispatch=True), other, alpha, out)
         _k = _bad_arguments(_op_add_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_add_out[_k](input, other, alpha, out)
@@ -634,6 +639,8 @@ def _call_add_Scalar_out(input, other, alpha, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_add_Scalar_out(_scalar(input, dispatch=True), other, alpha, out)
         _k = _bad_arguments(_op_add_Scalar_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_add_Scalar_out[_k](input, other, alpha, out)
@@ -647,6 +654,8 @@ def _call_sub_Tensor(input, other, alpha):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_sub_Tensor(_scalar(input, dispatch=True), other, alpha)
         _k = _bad_arguments(_op_sub_Tensor, (input, other, alpha,))
     return _tab_sub_Tensor[_k](input, other, alpha)
 
@@ -672,6 +681,8 @@ def _call_sub_out(input, other, alpha, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_sub_out(_scalar(input, dispatch=True), other, alpha, out)
         _k = _bad_arguments(_op_sub_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_sub_out[_k](input, other, alpha, out)
@@ -710,6 +721,8 @@ def _call_sub_Scalar_out(input, other, alpha, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_sub_Scalar_out(_scalar(input, dispatch=True), other, alpha, out)
         _k = _bad_arguments(_op_sub_Scalar_out, (input, other, alpha, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_sub_Scalar_out[_k](input, other, alpha, out)
@@ -723,6 +736,8 @@ def _call_mul_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_mul_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_mul_Tensor, (input, other,))
     return _tab_mul_Tensor[_k](input, other)
 
@@ -748,6 +763,8 @@ def _call_mul_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_mul_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_mul_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_mul_out[_k](input, other, out)
@@ -786,6 +803,8 @@ def _call_mul_Scalar_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_mul_Scalar_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_mul_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_mul_Scalar_out[_k](input, other, out)
@@ -799,6 +818,8 @@ def _call_div_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_div_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_div_Tensor, (input, other,))
     return _tab_div_Tensor[_k](input, other)
 
@@ -824,6 +845,8 @@ def _call_div_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_div_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_div_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_div_out[_k](input, other, out)
@@ -862,6 +885,8 @@ def _call_div_Scalar_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_div_Scalar_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_div_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_div_Scalar_out[_k](input, other, out)
@@ -938,6 +963,8 @@ def _call_pow_Tensor_Scalar_out(input, exponent, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_pow_Tensor_Scalar_out(_scalar(input, dispatch=True), exponent, out)
         _k = _bad_arguments(_op_pow_Tensor_Scalar_out, (input, exponent, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_pow_Tensor_Scalar_out[_k](input, exponent, out)
@@ -1658,6 +1685,8 @@ def _call_div_Tensor_mode(input, other, rounding_mode):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_div_Tensor_mode(_scalar(input, dispatch=True), other, rounding_mode)
         _k = _bad_arguments(_op_div_Tensor_mode, (input, other, rounding_mode,))
     return _tab_div_Tensor_mode[_k](input, other, rounding_mode)
 
@@ -1682,6 +1711,8 @@ def _call_floor_divide(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_floor_divide(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_floor_divide, (input, other,))
     return _tab_floor_divide[_k](input, other)
 
@@ -1707,6 +1738,8 @@ def _call_floor_divide_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_floor_divide_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_floor_divide_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_floor_divide_out[_k](input, other, out)
@@ -1745,6 +1778,8 @@ def _call_floor_divide_Scalar_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_floor_divide_Scalar_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_floor_divide_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_floor_divide_Scalar_out[_k](input, other, out)
@@ -1758,6 +1793,8 @@ def _call_pow_Tensor_Tensor(input, exponent):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_pow_Tensor_Tensor(_scalar(input, dispatch=True), exponent)
         _k = _bad_arguments(_op_pow_Tensor_Tensor, (input, exponent,))
     return _tab_pow_Tensor_Tensor[_k](input, exponent)
 
@@ -1783,6 +1820,8 @@ def _call_pow_Tensor_Tensor_out(input, exponent, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_pow_Tensor_Tensor_out(_scalar(input, dispatch=True), exponent, out)
         _k = _bad_arguments(_op_pow_Tensor_Tensor_out, (input, exponent, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_pow_Tensor_Tensor_out[_k](input, exponent, out)
@@ -1796,6 +1835,8 @@ def _call_remainder_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_remainder_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_remainder_Tensor, (input, other,))
     return _tab_remainder_Tensor[_k](input, other)
 
@@ -1821,6 +1862,8 @@ def _call_remainder_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_remainder_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_remainder_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_remainder_out[_k](input, other, out)
@@ -1859,6 +1902,8 @@ def _call_remainder_Scalar_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_remainder_Scalar_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_remainder_Scalar_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_remainder_Scalar_out[_k](input, other, out)
@@ -3587,6 +3632,8 @@ def _call_bitwise_and_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_bitwise_and_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_bitwise_and_Tensor, (input, other,))
     return _tab_bitwise_and_Tensor[_k](input, other)
 
@@ -3612,6 +3659,8 @@ def _call_bitwise_and_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_bitwise_and_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_bitwise_and_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_bitwise_and_out[_k](input, other, out)
@@ -3625,6 +3674,8 @@ def _call_bitwise_or_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_bitwise_or_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_bitwise_or_Tensor, (input, other,))
     return _tab_bitwise_or_Tensor[_k](input, other)
 
@@ -3650,6 +3701,8 @@ def _call_bitwise_or_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_bitwise_or_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_bitwise_or_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_bitwise_or_out[_k](input, other, out)
@@ -3663,6 +3716,8 @@ def _call_bitwise_xor_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_bitwise_xor_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_bitwise_xor_Tensor, (input, other,))
     return _tab_bitwise_xor_Tensor[_k](input, other)
 
@@ -3688,6 +3743,8 @@ def _call_bitwise_xor_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_bitwise_xor_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_bitwise_xor_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_bitwise_xor_out[_k](input, other, out)
@@ -5776,6 +5833,8 @@ def _call_bucketize_Tensor(input, boundaries, out_int32, right):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | boundaries._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_bucketize_Tensor(_scalar(input, dispatch=True), boundaries, out_int32, right)
         _k = _bad_arguments(_op_bucketize_Tensor, (input, boundaries, out_int32, right,))
     return _tab_bucketize_Tensor[_k](input, boundaries, out_int32, right)
 
@@ -7042,6 +7101,8 @@ def _call_xlogy_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_xlogy_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_xlogy_Tensor, (input, other,))
     return _tab_xlogy_Tensor[_k](input, other)
 
@@ -7067,6 +7128,8 @@ def _call_xlogy_out(input, other, out):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys | out._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_xlogy_out(_scalar(input, dispatch=True), other, out)
         _k = _bad_arguments(_op_xlogy_out, (input, other, out,))
     out._bump_version()  # before the kernels run, so autograd saves the new version
     return _tab_xlogy_out[_k](input, other, out)
@@ -7989,6 +8052,8 @@ def _call_true_divide_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_true_divide_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_true_divide_Tensor, (input, other,))
     return _tab_true_divide_Tensor[_k](input, other)
 
@@ -8748,6 +8813,8 @@ def _call_isin_Tensor_Tensor(elements, test_elements, assume_unique, invert):
     try:
         _k = (_shared.remap or _tls.remap)[elements._keys | test_elements._keys]
     except AttributeError:
+        if isinstance(elements, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_isin_Tensor_Tensor(_scalar(elements, dispatch=True), test_elements, assume_unique, invert)
         _k = _bad_arguments(_op_isin_Tensor_Tensor, (elements, test_elements, assume_unique, invert,))
     return _tab_isin_Tensor_Tensor[_k](elements, test_elements, assume_unique, invert)
 
@@ -9391,6 +9458,8 @@ def _call_divide_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_divide_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_divide_Tensor, (input, other,))
     return _tab_divide_Tensor[_k](input, other)
 
@@ -9415,6 +9484,8 @@ def _call_divide_Tensor_mode(input, other, rounding_mode):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_divide_Tensor_mode(_scalar(input, dispatch=True), other, rounding_mode)
         _k = _bad_arguments(_op_divide_Tensor_mode, (input, other, rounding_mode,))
     return _tab_divide_Tensor_mode[_k](input, other, rounding_mode)
 
@@ -9491,6 +9562,8 @@ def _call_multiply_Tensor(input, other):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_multiply_Tensor(_scalar(input, dispatch=True), other)
         _k = _bad_arguments(_op_multiply_Tensor, (input, other,))
     return _tab_multiply_Tensor[_k](input, other)
 
@@ -9541,6 +9614,8 @@ def _call_subtract_Tensor(input, other, alpha):
     try:
         _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
     except AttributeError:
+        if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+            return _call_subtract_Tensor(_scalar(input, dispatch=True), other, alpha)
         _k = _bad_arguments(_op_subtract_Tensor, (input, other, alpha,))
     return _tab_subtract_Tensor[_k](input, other, alpha)
 
@@ -10980,6 +11055,8 @@ def add(input, other, *, alpha=1, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_add_Tensor(_scalar(input, dispatch=True), other, alpha)
             _k = _bad_arguments(_op_add_Tensor, (input, other, alpha,))
         return _tab_add_Tensor[_k](input, other, alpha)
     if out is None and not isinstance(other, Tensor):
@@ -12562,6 +12639,8 @@ def div(input, other, *, rounding_mode=_NG, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_div_Tensor(_scalar(input, dispatch=True), other)
             _k = _bad_arguments(_op_div_Tensor, (input, other,))
         return _tab_div_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor) and rounding_mode is _NG:
@@ -12574,6 +12653,8 @@ def div(input, other, *, rounding_mode=_NG, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_div_Tensor_mode(_scalar(input, dispatch=True), other, rounding_mode)
             _k = _bad_arguments(_op_div_Tensor_mode, (input, other, rounding_mode,))
         return _tab_div_Tensor_mode[_k](input, other, rounding_mode)
     if out is None and not isinstance(other, Tensor) and rounding_mode is not _NG:
@@ -12625,6 +12706,8 @@ def divide(input, other, *, rounding_mode=_NG, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_divide_Tensor(_scalar(input, dispatch=True), other)
             _k = _bad_arguments(_op_divide_Tensor, (input, other,))
         return _tab_divide_Tensor[_k](input, other)
     if not isinstance(other, Tensor) and rounding_mode is _NG:
@@ -12637,6 +12720,8 @@ def divide(input, other, *, rounding_mode=_NG, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_divide_Tensor_mode(_scalar(input, dispatch=True), other, rounding_mode)
             _k = _bad_arguments(_op_divide_Tensor_mode, (input, other, rounding_mode,))
         return _tab_divide_Tensor_mode[_k](input, other, rounding_mode)
     if not isinstance(other, Tensor) and rounding_mode is not _NG:
@@ -13123,6 +13208,8 @@ def floor_divide(input, other, *, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_floor_divide(_scalar(input, dispatch=True), other)
             _k = _bad_arguments(_op_floor_divide, (input, other,))
         return _tab_floor_divide[_k](input, other)
     if out is None and not isinstance(other, Tensor):
@@ -14923,6 +15010,8 @@ def mul(input, other, *, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_mul_Tensor(_scalar(input, dispatch=True), other)
             _k = _bad_arguments(_op_mul_Tensor, (input, other,))
         return _tab_mul_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
@@ -14973,6 +15062,8 @@ def multiply(input, other, *, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_multiply_Tensor(_scalar(input, dispatch=True), other)
             _k = _bad_arguments(_op_multiply_Tensor, (input, other,))
         return _tab_multiply_Tensor[_k](input, other)
     if not isinstance(other, Tensor):
@@ -15552,6 +15643,8 @@ def pow(input, exponent, *, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | exponent._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_pow_Tensor_Tensor(_scalar(input, dispatch=True), exponent)
             _k = _bad_arguments(_op_pow_Tensor_Tensor, (input, exponent,))
         return _tab_pow_Tensor_Tensor[_k](input, exponent)
     if not isinstance(exponent, Tensor) and out is not None:
@@ -15759,6 +15852,8 @@ def remainder(input, other, *, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_remainder_Tensor(_scalar(input, dispatch=True), other)
             _k = _bad_arguments(_op_remainder_Tensor, (input, other,))
         return _tab_remainder_Tensor[_k](input, other)
     if out is None and not isinstance(other, Tensor):
@@ -16954,6 +17049,8 @@ def sub(input, other, *, alpha=1, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_sub_Tensor(_scalar(input, dispatch=True), other, alpha)
             _k = _bad_arguments(_op_sub_Tensor, (input, other, alpha,))
         return _tab_sub_Tensor[_k](input, other, alpha)
     if out is None and not isinstance(other, Tensor):
@@ -16991,6 +17088,8 @@ def subtract(input, other, *, alpha=1, out=None):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
         except AttributeError:
+            if isinstance(input, _NUMBERS):  # Note [A Python number as self] (codegen/render/ops.py)
+                return _call_subtract_Tensor(_scalar(input, dispatch=True), other, alpha)
             _k = _bad_arguments(_op_subtract_Tensor, (input, other, alpha,))
         return _tab_subtract_Tensor[_k](input, other, alpha)
     if not isinstance(other, Tensor):

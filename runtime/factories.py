@@ -555,8 +555,15 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._wrap(array, dtypes.from_numpy(array.dtype))
 
 
-def scalar_tensor(value: Any, like: Tensor | None = None, *, op: str = "", arg: str = "") -> Tensor:
-    """A 0-d "wrapped number" tensor: it promotes like a Python scalar and takes no part in dispatch.
+# The Python numbers an op takes for a Tensor `self` (Note [A Python number as self] in codegen/render/ops.py)
+PYTHON_NUMBERS = (bool, int, float)
+
+
+def scalar_tensor(value: Any, like: Tensor | None = None, *, op: str = "", arg: str = "",
+                  dispatch: bool = False) -> Tensor:
+    """A 0-d "wrapped number" tensor: it promotes like a Python scalar and takes no part in dispatch, unless
+    `dispatch` (a number taken as an op's `self`, Note [A Python number as self] in codegen/render/ops.py:
+    a CPU tensor, so that the formulas of the op's gradient can compute with it).
 
     `op` and `arg` name the call a Python number was passed to, for the error when `value` is not one.
     """
@@ -566,7 +573,7 @@ def scalar_tensor(value: Any, like: Tensor | None = None, *, op: str = "", arg: 
     dt = dtypes.result_type(value)
     t = Tensor._wrap(np.array(value, dtype=dt.np), dt)
     t._wrapped = True
-    t._keys = 0
+    t._keys = CPU_BIT if dispatch else 0
     return t
 
 

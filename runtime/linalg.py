@@ -452,14 +452,45 @@ def multi_dot(tensors: Sequence[Any]) -> Any:
     first, last = tensors[0], tensors[-1]
     items = [first.unsqueeze(0) if first.dim() == 1 else first] + list(tensors[1:-1]) + \
         [last.unsqueeze(-1) if last.dim() == 1 else last]
-    out = items[0]
-    for t in items[1:]:
-        out = out.matmul(t)
+    out = _chain_product(items)
     if last.dim() == 1:
         out = out.squeeze(-1)
     if first.dim() == 1:
         out = out.squeeze(0)
     return out
+
+
+def _chain_product(items: Sequence[Any]) -> Any:
+    """The product of matrices in the order of fewest multiplications (PyTorch's order, so that in float16,
+    where each partial product is rounded, the results agree)."""
+    n = len(items)
+    if n == 1:
+        return items[0]
+    if n == 2:
+        return items[0].matmul(items[1])
+    if n == 3:  # (a x b)(b x c)(c x d): left first unless right first costs less
+        a, b, c, d = items[0].shape[0], items[1].shape[0], items[2].shape[0], items[2].shape[1]
+        if a * c * (b + d) > b * d * (a + c):
+            return items[0].matmul(items[1].matmul(items[2]))
+        return items[0].matmul(items[1]).matmul(items[2])
+    dims = [items[0].shape[0]] + [t.shape[1] for t in items]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = -1
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] < 0 or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def product(i: int, j: int) -> Any:
+        if i == j:
+            return items[i]
+        k = split[i][j]
+        return product(i, k).matmul(product(k + 1, j))
+    return product(0, n - 1)
 
 
 @opcall.takes_out("linalg.householder_product", castable=True)
@@ -487,6 +518,10 @@ def householder_product(A: Any, tau: Any) -> Any:
 def vander(x: Any, N: int | None = None) -> Any:
     """Columns x^0, x^1, ..., x^(N-1) (N defaults to x's last dim)."""
     G = _G()
+    if x.dtype == G.bool:
+        raise RuntimeError("linalg.vander supports floating point and integer tensors, but got bool")
+    if not x.dtype.is_floating_point and x.dtype != G.int64:  # powers of an integer tensor are int64
+        x = x.to(G.int64)
     x = x.reshape([1]) if x.dim() == 0 else x
     N = x.shape[-1] if N is None else N
     if N <= 1:

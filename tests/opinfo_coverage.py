@@ -232,15 +232,17 @@ def to_opgen(value: Any, *, grad: bool = False, leaves: list[Any] | None = None)
             # (as_strided's storage_offset) see the same one
             out = to_opgen(base).as_strided(tuple(value.shape), value.stride(), value.storage_offset())
         else:
+            if value.dtype == torch.bfloat16:
+                raise Inexpressible("a bfloat16 tensor: opgen has bfloat16 on CUDA only")
             array = value.detach().cpu().resolve_conj().resolve_neg().numpy().copy()
-            out = G.tensor(array, dtype=getattr(G, str(value.dtype).removeprefix("torch.")))
+            out = G.tensor(array, dtype=_dtype_of(value.dtype))
         if grad and value.requires_grad:
             out.requires_grad_(True)
             if leaves is not None:
                 leaves.append(out)
         return out
     if isinstance(value, torch.dtype):
-        return getattr(G, str(value).removeprefix("torch."))
+        return _dtype_of(value)
     if isinstance(value, torch.Size):
         return tuple(value)
     if isinstance(value, torch.device):
@@ -295,6 +297,17 @@ def torch_leaves(value: Any, out: list[Any]) -> list[Any]:
 
 class Mismatch(AssertionError):
     pass
+
+
+class Inexpressible(Exception):
+    """A sample opgen cannot be given (a complex tensor or dtype, a later issue): skipped, not failed."""
+
+
+def _dtype_of(value: Any) -> Any:
+    name = str(value).removeprefix("torch.")
+    if name.startswith("complex") or name in ("cfloat", "cdouble", "chalf"):
+        raise Inexpressible(f"torch.{name}: opgen has no complex dtypes")
+    return getattr(_G(), name)
 
 
 @dataclass(frozen=True)
@@ -616,14 +629,18 @@ def _run_grad(info: Any, fn: Callable[..., Any], sample: Any, gradgrad: bool) ->
             compare(tg, gg, tol, where=f"second derivative of input {i}")
 
 
-CATEGORIES = ("forward", "method", "inplace", "out", "grad", "gradgrad")
+CATEGORIES = ("forward", "method", "inplace", "out", "grad", "gradgrad", "errors")
 
 
 def check_entry(info: Any, *, dtypes: Iterable[str] = FAST_DTYPES, max_samples: int | None = 3,
-                grad_samples: int | None = 2, variants: bool = True) -> Result:
+                grad_samples: int | None = 2, variants: bool = True, exhaustive: bool = False) -> Result:
     """Run the entry's samples through torch and opgen; record the first failure of each category
     (`CATEGORIES`: the function form, the method and in-place variants, `out=`, gradients, second
-    derivatives). A category that failed once is not run again."""
+    derivatives, error inputs). A category that failed once is not run again.
+
+    `exhaustive` (the held-out run): the OpInfo's `reference_inputs` (its samples and the harder ones it adds)
+    instead of `sample_inputs`, `out=` and second derivatives on every sample, and its `error_inputs`, each of
+    which opgen must refuse as PyTorch does (any exception)."""
     import torch
     key = key_of(info)
     fn = opgen_callable(info)
@@ -638,10 +655,13 @@ def check_entry(info: Any, *, dtypes: Iterable[str] = FAST_DTYPES, max_samples: 
             return
         try:
             run()
+        except Inexpressible:
+            pass
         except Mismatch as e:
             result.status = "differ"
             result.failed[category] = f"{where}: {e}"
 
+    inputs = info.reference_inputs if exhaustive else info.sample_inputs
     inplace = info.inplace_variant if variants and info.inplace_variant is not info.op else None
     method = info.method_variant if variants else None
     for dtype_name in dtypes:
@@ -649,7 +669,7 @@ def check_entry(info: Any, *, dtypes: Iterable[str] = FAST_DTYPES, max_samples: 
             continue
         tdtype = getattr(torch, dtype_name)
         try:
-            samples = list(itertools.islice(info.sample_inputs("cpu", tdtype, requires_grad=False), max_samples))
+            samples = list(itertools.islice(inputs("cpu", tdtype, requires_grad=False), max_samples))
         except Exception:
             continue
         for i, sample in enumerate(samples):
@@ -662,20 +682,49 @@ def check_entry(info: Any, *, dtypes: Iterable[str] = FAST_DTYPES, max_samples: 
             if inplace is not None:
                 attempt("inplace", where, lambda s=sample, d=dtype_name: _run_variant(info, "inplace", inplace, s,
                                                                                       d, values))
-            if variants and info.supports_out and i == 0:
+            if variants and info.supports_out and (i == 0 or exhaustive):
                 attempt("out", where, lambda s=sample, d=dtype_name: _run_out(info, fn, s, d, values))
     if values and info.supports_autograd and "float64" in supported and grad_samples != 0:
         try:
-            samples = list(itertools.islice(info.sample_inputs("cpu", torch.float64, requires_grad=True),
-                                            grad_samples))
+            samples = list(itertools.islice(inputs("cpu", torch.float64, requires_grad=True), grad_samples))
         except Exception:
             samples = []
         for i, sample in enumerate(samples):
             where = f"float64 sample {i} ({_describe(sample)})"
             attempt("grad", where, lambda s=sample: _run_grad(info, fn, s, gradgrad=False))
-            if i == 0 and info.supports_gradgrad and "grad" not in result.failed:
+            if (i == 0 or exhaustive) and info.supports_gradgrad and "grad" not in result.failed:
                 attempt("gradgrad", where, lambda s=sample: _run_grad(info, fn, s, gradgrad=True))
+    if exhaustive:
+        try:
+            errors = list(info.error_inputs("cpu"))
+        except Exception:
+            errors = []
+        for i, err in enumerate(errors):
+            s = err.sample_input
+            attempt("errors", f"error input {i} ({_describe(s)})", lambda e=err: _run_error(info, fn, e))
     return result
+
+
+def _run_error(info: Any, fn: Callable[..., Any], err: Any) -> None:
+    """One of the OpInfo's error inputs: where PyTorch raises, opgen must raise too (any exception)."""
+    s = err.sample_input
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            info.op(s.input, *s.args, **s.kwargs)
+        except Exception:
+            pass
+        else:
+            return  # an error input of another device or build: PyTorch's CPU accepts it
+        try:
+            x, args, kwargs = _sample_call(s, to_opgen)
+        except Exception:
+            return  # not expressible in opgen (a complex tensor): refused before the call
+        try:
+            fn(x, *args, **kwargs)
+        except Exception:
+            return
+    raise Mismatch(f"accepted what PyTorch refuses with {err.error_type.__name__} ({err.error_regex[:80]!r})")
 
 
 def _describe(sample: Any) -> str:
@@ -715,6 +764,7 @@ EXPECTED_DIFFERENCES.update({
     'matrix_exp:method': "as matrix_exp:forward",
     'svd:forward': _SIGNS,
     'svd:method': _SIGNS,
+    'linalg.svd:forward': _SIGNS + " (the reference inputs' full_matrices=True samples show it)",
     'svd_lowrank:forward': ("the basis comes from a random sketch (opgen's generator, not PyTorch's): U and V agree "
                             "up to the signs of their columns; U diag(S) V^T and the gradients agree"),
     'pca_lowrank:forward': "as svd_lowrank:forward",
@@ -730,11 +780,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all-dtypes", action="store_true", help=f"compare {', '.join(ALL_DTYPES)}")
     parser.add_argument("-v", action="store_true", help="print failures whole")
     parser.add_argument("--missing", action="store_true", help="list every missing entry")
+    parser.add_argument("--exhaustive", action="store_true",
+                        help="the held-out run: every reference input of every dtype, out= and second derivatives "
+                             "on every sample, the error inputs")
     ns = parser.parse_args(argv)
     start = time.perf_counter()
     entries = [o for o in eligible(load_op_db()) if ns.k in key_of(o)]
     results = []
     for info in entries:
+        if ns.exhaustive:
+            results.append(check_entry(info, dtypes=ALL_DTYPES, max_samples=None, grad_samples=None,
+                                       exhaustive=True))
+            continue
         results.append(check_entry(info, dtypes=ALL_DTYPES if ns.all_dtypes else FAST_DTYPES,
                                    max_samples=ns.samples or None, grad_samples=ns.samples or None))
     by = collections.Counter(r.status for r in results)
@@ -749,6 +806,11 @@ def main(argv: list[str] | None = None) -> int:
     for info, r in zip(entries, results, strict=True):
         if r.status == "missing":
             missing[family(info)].append(r.key)
+    grads = [r for info, r in zip(entries, results, strict=True) if r.status != "missing" and info.supports_autograd]
+    grads_ok = sum(1 for r in grads if not set(r.failed) & {"grad", "gradgrad"})
+    errors_bad = sum(1 for r in results if "errors" in r.failed)
+    print(f"gradients agree: {grads_ok} of {len(grads)} entries that exist and support autograd; "
+          f"accept an error input PyTorch refuses: {errors_bad}")
     print("missing, by family:")
     for fam, keys in sorted(missing.items(), key=lambda kv: -len(kv[1])):
         shown = keys if ns.missing else keys[:12]

@@ -31,6 +31,20 @@ class OpContext:
     key_exprs: tuple[str, ...]
     mutated: tuple[str, ...]
     return_type: str
+    number_self: bool = False  # Note [A Python number as self]
+
+
+# Note [A Python number as self]
+# PyTorch's Python binding takes a number for the Tensor `self` of these ops (`torch.add(2, t)`,
+# `torch.pow(2, t)`): its arithmetic ops accept numbers as tensors, the others have Scalar-self overloads
+# (`pow.Scalar`, `remainder.Scalar_Tensor`, `bitwise_and.Scalar_Tensor`, `isin.Scalar_Tensor`, ...). opgen's
+# operator of a Tensor `self` takes the number as a wrapped-number tensor (which promotes as a Python scalar
+# does). The check sits in the dispatch's `except AttributeError` branch, the one a non-tensor reaches, so a
+# call with tensors pays nothing for it. Any other op still refuses a number there, as PyTorch's does.
+NUMBER_SELF_OPS = frozenset({
+    "add", "sub", "mul", "div", "true_divide", "floor_divide", "multiply", "subtract", "divide", "pow",
+    "remainder", "xlogy", "bitwise_and", "bitwise_or", "bitwise_xor", "bucketize", "isin",
+})
 
 
 @dataclass(frozen=True)
@@ -64,6 +78,8 @@ def op_context(f: NativeFunction) -> OpContext:
         key_exprs=tuple(key_expr(args[i]) for i in positions),
         mutated=tuple(py_name(a.name) for a in args if _writes(a)),
         return_type=_return_type(f),
+        number_self=(f.func.name.name in NUMBER_SELF_OPS and bool(args) and str(args[0].type) == "Tensor"
+                     and not _writes(args[0]) and any(str(a.type) == "Tensor" for a in args[1:])),
     )
 
 

@@ -243,8 +243,14 @@ def norm_backward(grad: Tensor, self: Tensor, ord: Any, result: Tensor, dim: Any
         return G.where(mask, self.sign() * g / count, 0)
     if ord == 2:
         return G.where(r == 0, 0, self * (g / r))
-    scale = self.abs() ** (ord - 2) * self
-    return G.where(r == 0, 0, scale * g / r ** (ord - 1))
+    if ord < 1:  # |x|^(ord-1) is infinite at 0: those entries get 0 (as PyTorch)
+        scale = self.sign() * G.where(self == 0, 0, self.abs() ** (ord - 1))
+        return scale * g * r ** (1 - ord)
+    # sign(x) |x|^(ord-1) (finite at x = 0 for ord > 1) over the norm^(ord-1), divided by 1 where the norm is
+    # 0, so that the second derivatives are finite there
+    scale = self.sign() * self.abs() ** (ord - 1)
+    zero = r == 0
+    return G.where(zero, 0, scale * g / G.where(zero, 1, r) ** (ord - 1))
 
 
 def cumsum_backward(grad: Tensor, dim: int) -> Tensor:

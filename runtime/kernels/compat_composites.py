@@ -330,7 +330,7 @@ def linalg_cross(self: Any, other: Any, dim: int = -1) -> Any:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     shape = S.broadcast_shapes(tuple(self.shape), tuple(other.shape))
     d = S.wrap_dim(dim, len(shape))
-    if shape[d] != 3:
+    if self.shape[d] != 3 or other.shape[d] != 3:  # the cross dim does not broadcast
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {self.shape[d]} and "
                            f"{other.shape[d]}")
     a, b = self.expand(shape), other.expand(shape)

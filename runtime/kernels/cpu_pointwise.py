@@ -210,8 +210,14 @@ def lgamma(x: Any) -> Any:
 
 
 def sign(x: Any) -> Any:
-    """np.sign, and a bool array's own values (PyTorch's sign of bool; NumPy has no bool loop)."""
-    return x.copy() if x.dtype.kind == "b" else np.sign(x)
+    """np.sign, and a bool array's own values (PyTorch's sign of bool; NumPy has no bool loop). NaN's sign is
+    0, as PyTorch's (0 < x) - (x < 0) gives (so abs's gradient at NaN is 0)."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    out = np.sign(x)
+    if x.dtype.kind == "f":
+        out = np.where(np.isnan(x), out.dtype.type(0), out)
+    return out
 
 
 def power(a: Any, b: Any) -> Any:

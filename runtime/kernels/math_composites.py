@@ -100,6 +100,10 @@ def diff(self: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any 
     G = _G()
     if self.dim() == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"diff: order must be non-negative but got {n}")
+    if n == 0:  # the input itself, without prepend and append (as PyTorch)
+        return self
     x = self
     if prepend is not None or append is not None:
         parts = [t for t in (prepend, self, append) if t is not None]
@@ -284,8 +288,10 @@ def sum_to_size(self: Any, size: Any) -> Any:
     if lead < 0 or any(n != 1 and n != m for n, m in zip(size, self.shape[lead:], strict=True)):
         raise RuntimeError(f"size {list(size)} is not expandable to size {list(self.shape)}.")
     dims = list(range(lead)) + [lead + i for i, n in enumerate(size) if n == 1 and self.shape[lead + i] != 1]
-    if not dims:  # nothing to sum: the values, in the dtype a sum gives (integers and bool: int64)
-        return self if self.dtype.is_floating_point else self.to(dtypes.int64)
+    if not size:  # a 0-d target: the whole sum (integers and bool give int64), as PyTorch
+        return self.sum()
+    if not dims:  # nothing to sum: the input itself, in its dtype (as PyTorch)
+        return self
     return self.sum(dims, keepdim=True).reshape(size)
 
 

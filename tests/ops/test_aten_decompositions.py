@@ -215,3 +215,4 @@ def test_interpolate_antialias_bilinear_agrees_with_torch(kwargs: dict) -> None:
     np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)
     with pytest.raises(NotImplementedError):
         G.nn.functional.interpolate(_g(x), mode="bicubic", antialias=True, **kwargs)
+

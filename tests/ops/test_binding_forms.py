@@ -242,3 +242,42 @@ def test_linear_lr_matches_torch() -> None:
     assert got == pytest.approx(want)
     with pytest.raises(ValueError):
         G.optim.lr_scheduler.LinearLR(G.optim.SGD([G.ones(1, requires_grad=True)], lr=0.1), start_factor=0.0)
+
+
+# -- a Python number as `self` (found by the exhaustive OpInfo run's reference inputs) ---------------------------
+
+NUMBER_SELF = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "multiply", "subtract", "divide", "pow",
+               "remainder", "xlogy", "bitwise_and", "bitwise_or", "bitwise_xor", "bucketize", "isin"]
+
+
+@pytest.mark.parametrize("name", NUMBER_SELF)
+@pytest.mark.parametrize("number, array", [(2.5, np.array([1.0, 2.0, 4.0])), (3, np.array([1, 2, 5])),
+                                           (3, np.array([1.0, 2.0, 4.0], dtype=np.float16)),
+                                           (-2, np.array([1, 2, 5], dtype=np.int16))])
+def test_number_as_self(name: str, number: Any, array: np.ndarray) -> None:
+    """`torch.add(2, t)`, `torch.pow(2, t)`: PyTorch takes a number for `self` of these ops (as a wrapped number,
+    which promotes as a Python scalar); opgen raised TypeError."""
+    try:
+        expected = getattr(torch, name)(number, torch.from_numpy(array))
+    except (RuntimeError, TypeError):
+        with pytest.raises((RuntimeError, TypeError)):
+            getattr(G, name)(number, G.tensor(array))
+        return
+    actual = getattr(G, name)(number, G.tensor(array))
+    assert str(actual.dtype).removeprefix("opgen.") == str(expected.dtype).removeprefix("torch.")
+    assert tuple(actual.shape) == tuple(expected.shape)
+    np.testing.assert_allclose(actual.numpy().astype(np.float64), expected.numpy().astype(np.float64), rtol=1e-3)
+
+
+def test_number_as_self_gradient_and_refusals() -> None:
+    x = G.tensor([1.0, 2.0], requires_grad=True)
+    (G.pow(2.0, x) * G.sub(3, x)).sum().backward()
+    tx = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    (torch.pow(2.0, tx) * torch.sub(3, tx)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+    out = G.empty(2)
+    assert G.add(2, G.tensor([1.0, 2.0]), out=out) is out and out.tolist() == [3.0, 4.0]
+    with pytest.raises(TypeError):
+        G.atan2(2.5, G.tensor([1.0]))  # PyTorch refuses a number there too
+    with pytest.raises(TypeError):
+        G.add(2, 3)  # no tensor at all

@@ -173,3 +173,65 @@ def test_products_and_helpers() -> None:
     compare(lambda x: L.vander(x), lambda x: TL.vander(x), r(2, 4))
     compare(lambda x: L.vander(x, N=3), lambda x: TL.vander(x, N=3), np.array([0.0, 1.0, 2.0]))
     compare(lambda x, y: L.vecdot(x, y, dim=0), lambda x, y: TL.vecdot(x, y, dim=0), r(3, 4), r(3, 1))
+
+
+# -- found by the exhaustive OpInfo run (python3 -m tests.opinfo_coverage --exhaustive) ---------------------------
+
+def test_cross_dim_does_not_broadcast() -> None:
+    """A size-1 cross dim was broadcast to 3; PyTorch refuses it (both inputs need length 3 there)."""
+    import generated as G
+    with pytest.raises(RuntimeError):
+        G.linalg.cross(G.ones(5, 3), G.ones(5, 1))
+    with pytest.raises(RuntimeError):
+        G.cross(G.ones(5, 1), G.ones(5, 3), dim=1)
+    compare(lambda a, b: G.linalg.cross(a, b), lambda a, b: TL.cross(a, b), r(2, 3), r(1, 3))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
+def test_vander_of_integers_is_int64(dtype: str) -> None:
+    """Powers of an integer tensor are int64 in PyTorch (int32 stayed int32); bool is refused."""
+    import generated as G
+    x = np.array([3, 2, 1], dtype=dtype)
+    out = G.linalg.vander(G.tensor(x), N=4)
+    expected = TL.vander(torch.tensor(x), N=4)
+    assert out.dtype == G.int64
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
+    assert tuple(G.linalg.vander(G.tensor(x[0]), N=2).shape) == tuple(TL.vander(torch.tensor(x[0]), N=2).shape)
+    with pytest.raises(RuntimeError):
+        G.linalg.vander(G.tensor([True, False]))
+
+
+def test_multi_dot_multiplies_in_the_cheapest_order() -> None:
+    """In float16 every partial product is rounded, so the order matters: opgen went left to right, PyTorch
+    takes the order of fewest multiplications; with that order the results agree bit for bit."""
+    import generated as G
+    rng = np.random.default_rng(0)
+    for n in (3, 4, 5):
+        for _ in range(20):
+            dims = rng.integers(1, 7, size=n + 1)
+            ms = [(rng.standard_normal((dims[i], dims[i + 1])) * 3).astype(np.float16) for i in range(n)]
+            expected = TL.multi_dot([torch.from_numpy(m) for m in ms]).numpy()
+            np.testing.assert_array_equal(G.linalg.multi_dot([G.tensor(m) for m in ms]).numpy(), expected)
+    compare(lambda a, b, c, d: G.linalg.multi_dot([a, b, c, d]), lambda a, b, c, d: TL.multi_dot([a, b, c, d]),
+            r(2, 6), r(6, 1), r(1, 5), r(5))
+
+
+@pytest.mark.parametrize("ord", [3.5, 3, 1.5, 0.5, -1])
+@pytest.mark.parametrize("x", [[0.0, 0.0, 0.0], [0.0, 1.0, -2.0]])
+def test_vector_norm_derivatives_at_zero(ord: float, x: list) -> None:
+    """The gradient divided by norm^(ord-1) inside a `where`: at a zero norm the discarded branch's 0/0 made the
+    second derivative NaN (PyTorch: 0), and x |x|^(ord-2) made the gradient NaN at zero entries for ord < 2."""
+    import generated as G
+    v = np.array([0.3, -1.0, 2.0])
+    t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    g = G.tensor(np.array(x), requires_grad=True)
+    (tg,) = torch.autograd.grad(TL.vector_norm(t, ord), t, create_graph=True)
+    (gg,) = G.autograd.grad(G.linalg.vector_norm(g, ord), g, create_graph=True)
+    np.testing.assert_allclose(gg.detach().numpy(), tg.detach().numpy(), rtol=1e-7, atol=1e-12)
+    if not tg.requires_grad:
+        return
+    (tgg,) = torch.autograd.grad((tg * torch.from_numpy(v)).sum(), t, allow_unused=True)
+    (ggg,) = G.autograd.grad((gg * G.tensor(v)).sum(), g, allow_unused=True)
+    expected = np.zeros(3) if tgg is None else tgg.numpy(force=True)
+    actual = np.zeros(3) if ggg is None else ggg.numpy()
+    np.testing.assert_allclose(actual, expected, rtol=1e-7, atol=1e-12)

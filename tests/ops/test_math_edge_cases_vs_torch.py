@@ -167,3 +167,36 @@ def test_multinomial_bernoulli_normal_distributions() -> None:
     assert abs(b.mean() - 0.3) < 0.02 and set(np.unique(b)) <= {0.0, 1.0}
     n = G.normal(G.full((20000,), 2.0), 3.0).numpy()
     assert abs(n.mean() - 2.0) < 0.1 and abs(n.std() - 3.0) < 0.1
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_sign_of_nan_is_zero_and_abs_gradient_there(dtype: str) -> None:
+    """PyTorch's sign is (0 < x) - (x < 0): 0 at NaN (NumPy's is NaN); abs's gradient, g * sign(x), follows."""
+    values = np.array([np.nan, -2.0, 0.0, 3.0], dtype=dtype)
+    _same(G.sign(G.tensor(values)), torch.sign(torch.from_numpy(values)))
+    _same(G.tensor(values).sgn(), torch.from_numpy(values).sgn())
+    if dtype == "float64":
+        x = G.tensor(values, requires_grad=True)
+        x.abs().sum().backward()
+        tx = torch.from_numpy(values).requires_grad_()
+        tx.abs().sum().backward()
+        _same(x.grad, tx.grad)
+
+
+def test_diff_of_order_zero_and_negative() -> None:
+    """diff with n=0 is the input itself (prepend/append left out, as PyTorch); a negative order is refused."""
+    x = np.arange(25.0).reshape(5, 5)
+    t = torch.diff(torch.from_numpy(x), 0, 0, torch.zeros(1, 5, dtype=torch.float64),
+                   torch.zeros(2, 5, dtype=torch.float64))
+    _same(G.diff(G.tensor(x), 0, 0, G.zeros(1, 5, dtype=G.float64), G.zeros(2, 5, dtype=G.float64)), t)
+    with pytest.raises(RuntimeError):
+        G.diff(G.tensor(x), -1)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int16", "bool", "float32"])
+def test_sum_to_size_of_the_same_size_keeps_the_dtype(dtype: str) -> None:
+    """Nothing to sum: PyTorch returns the input (int32 stays int32); a real sum promotes integers to int64."""
+    x = np.ones((5, 5), dtype=dtype)
+    _same(G.tensor(x).sum_to_size([5, 5]), torch.from_numpy(x).sum_to_size([5, 5]))
+    _same(G.tensor(x).sum_to_size([1, 5]), torch.from_numpy(x).sum_to_size([1, 5]))
+    _same(G.tensor(x[0, 0]).sum_to_size([]), torch.from_numpy(np.array(x[0, 0])).sum_to_size([]))

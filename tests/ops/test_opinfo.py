@@ -4,7 +4,8 @@ One test per eligible OpInfo entry that opgen has (tests/opinfo_coverage.py reso
 the samples and compares): the first samples of every dtype both sides support (float32, float64, int64,
 bool), the method, in-place and `out=` variants the OpInfo declares, gradients in float64 and second
 derivatives where the OpInfo declares them. A failure of a category listed in `KNOWN_GAPS` xfails with its
-reason; any other failure fails. `test_opinfo_exhaustive` (marked slow) runs every sample of every dtype.
+reason; any other failure fails. `test_opinfo_exhaustive` (marked slow: `pytest -m slow`) runs every
+reference input of every dtype and the error inputs.
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ def test_opinfo(info) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("info", _PRESENT, ids=C.key_of)
 def test_opinfo_exhaustive(info) -> None:
-    _verdict(C.check_entry(info, dtypes=C.ALL_DTYPES, max_samples=None, grad_samples=None))
+    """The held-out run (`python3 -m tests.opinfo_coverage --exhaustive`): reference inputs of every dtype,
+    out= and second derivatives on every sample, error inputs."""
+    _verdict(C.check_entry(info, dtypes=C.ALL_DTYPES, max_samples=None, grad_samples=None, exhaustive=True))
 
 
 def test_known_gaps_name_real_entries() -> None:
