@@ -74,3 +74,12 @@ def test_only_pointwise_inputs_are_declared() -> None:
     assert dispatcher.find("add_.Tensor").scalar_positions == (1,)  # not self, which it writes
     assert dispatcher.find("add.out").scalar_positions == (0, 1)  # not out
     assert dispatcher.find("mm").scalar_positions == ()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sign_of_nan_is_zero_as_on_the_cpu(dtype: str) -> None:
+    values = [float("nan"), -float("inf"), -2.5, -0.0, 0.0, 3.0, float("inf")]
+    cpu = G.sign(G.tensor(values, dtype=getattr(G, dtype)))
+    dev = G.sign(G.tensor(values, dtype=getattr(G, dtype), device="cuda"))
+    assert cpu.tolist() == [0.0, -1.0, -1.0, 0.0, 0.0, 1.0, 1.0]
+    assert dev.cpu().tolist() == cpu.tolist()

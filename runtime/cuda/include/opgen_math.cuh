@@ -72,9 +72,9 @@ OPGEN_F bool op_abs(bool x) { return x; }
 OPGEN_F unsigned char op_abs(unsigned char x) { return x; }
 template <typename T> OPGEN_F T op_abs(T x) { return x < T(0) ? static_cast<T>(-x) : x; }
 
-// NaN stays NaN (np.sign), otherwise -1, 0 or 1.
-OPGEN_F float op_sign(float x) { return x != x ? x : static_cast<float>((x > 0.0f) - (x < 0.0f)); }
-OPGEN_F double op_sign(double x) { return x != x ? x : static_cast<double>((x > 0.0) - (x < 0.0)); }
+// -1, 0 or 1; NaN gives 0 (as PyTorch: the two comparisons are false).
+OPGEN_F float op_sign(float x) { return x != x ? 0.0f : static_cast<float>((x > 0.0f) - (x < 0.0f)); }
+OPGEN_F double op_sign(double x) { return x != x ? 0.0 : static_cast<double>((x > 0.0) - (x < 0.0)); }
 OPGEN_F bool op_sign(bool x) { return x; }
 OPGEN_F unsigned char op_sign(unsigned char x) { return x != 0; }
 template <typename T> OPGEN_F T op_sign(T x) { return static_cast<T>((T(0) < x) - (x < T(0))); }
