@@ -1,0 +1,63 @@
+"""PyTorch's OpInfo database on the CUDA device (emulated without a GPU: OPGEN_EMULATE_CUDA=1).
+
+Every eligible OpInfo entry that opgen has runs with its samples' tensors made on the device
+(tests/opinfo_values.py converts them; the samples and the expected results are PyTorch's CPU ones), through
+the harness of tests/ops/test_opinfo.py (tests/opinfo_coverage.py: the function form, the method, in-place
+and `out=` variants the OpInfo declares, gradients in float64 and second derivatives where declared), and
+is compared in values (the OpInfo's tolerances for CUDA), dtypes, shapes and the device of every result.
+
+An entry whose op has no kernel for the CUDA key (and no composite that reaches CUDA kernels) is refused
+with opgen's DispatchError naming the op and the key; `test_opinfo_on_device` accepts that refusal only
+when the op named really has no CUDA registration, and counts it (`python3 -m tests.opinfo_coverage
+--device cuda` lists them). The default run takes the first sample of each dtype and one gradient sample;
+`test_opinfo_on_device_exhaustive` (marked slow; run it with `-m "cuda and slow"`) takes every sample of
+every dtype.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("expecttest")  # torch.testing._internal needs it (the `oracle` extra installs it)
+
+from tests import opinfo_coverage as C
+from tests import opinfo_device as D
+
+pytestmark = pytest.mark.cuda
+
+_ENTRIES = C.eligible(C.load_op_db())
+_PRESENT = [o for o in _ENTRIES if C.resolve(o) is not None]
+
+
+def _verdict(result: C.Result) -> None:
+    unexpected, reasons = D.verdict(result)
+    if unexpected:
+        pytest.fail("\n".join(f"{result.key} [{c}] on cuda: {f}" for c, f in unexpected.items()), pytrace=False)
+    if reasons:
+        pytest.xfail("; ".join(sorted(set(reasons.values()))))
+
+
+@pytest.mark.parametrize("info", _PRESENT, ids=C.key_of)
+def test_opinfo_on_device(info) -> None:
+    _verdict(C.check_entry(info, dtypes=D.DEVICE_DTYPES, max_samples=1, grad_samples=1, device="cuda"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("info", _PRESENT, ids=C.key_of)
+def test_opinfo_on_device_exhaustive(info) -> None:
+    _verdict(C.check_entry(info, dtypes=C.ALL_DTYPES, max_samples=None, grad_samples=None, device="cuda"))
+
+
+def test_device_tables_name_real_entries_and_ops() -> None:
+    import generated  # noqa: F401  (declares the operators)
+    from runtime.dispatcher import dispatcher
+    from runtime.vocabulary import DispatchKey
+    keys = {C.key_of(o) for o in _ENTRIES}
+    for entry in D.DEVICE_DIFFERENCES:
+        key, _, category = entry.rpartition(":") if ":" in entry else (entry, "", "")
+        assert key in keys, f"{entry}: no such OpInfo entry"
+        assert not category or category in C.CATEGORIES, f"{entry}: unknown category"
+    for op in D.NO_DEVICE_KERNEL:  # each names an operator that has no kernel serving the CUDA key
+        _, how = dispatcher.find(op).resolve(DispatchKey.CUDA)
+        assert how == "missing", f"{op} has a CUDA kernel ({how}): remove it from NO_DEVICE_KERNEL"
