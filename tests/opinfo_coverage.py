@@ -267,6 +267,22 @@ def _sample_call(sample: Any, device: str, *, grad: bool = False, leaves: list[A
     return x, args, kwargs
 
 
+def _result_device(sample: Any, device: str) -> str:
+    """Where the results of `sample` belong: on `device` when the sample holds a tensor or names a device;
+    a factory called with neither makes them on the CPU (PyTorch's default device)."""
+    import torch
+
+    def places(v: Any) -> bool:
+        if isinstance(v, (torch.Tensor, torch.device)) or (isinstance(v, str) and v == "cpu"):
+            return True
+        if isinstance(v, (list, tuple)):
+            return any(places(x) for x in v)
+        if isinstance(v, dict):
+            return any(places(x) for x in v.values())
+        return False
+    return device if places((sample.input, sample.args, sample.kwargs)) else "cpu"
+
+
 def _run_forward(info: Any, fn: Callable[..., Any], sample: Any, dtype_name: str, values: bool,
                  device: str) -> None:
     tol = tolerance(info, dtype_name, device)
@@ -283,7 +299,7 @@ def _run_forward(info: Any, fn: Callable[..., Any], sample: Any, dtype_name: str
             raise Mismatch(f"raised {type(e).__name__}: {str(e)[:160]}") from None
         if info.name in TIE_INDICES:
             expected, actual = _tie_indices(info.name, sample, expected, actual, device)
-        compare(expected, actual, tol, values=values, device=device)
+        compare(expected, actual, tol, values=values, device=_result_device(sample, device))
 
 
 def _tie_indices(name: str, sample: Any, expected: Any, actual: Any, device: str) -> tuple[Any, Any]:
