@@ -131,7 +131,10 @@ def tolerance(info: Any, dtype_name: str, device: str = "cpu") -> Tol:
         for d in getattr(deco, "decorators", ()) or ():
             over = getattr(d, "d", None)
             if isinstance(over, dict) and tdtype in over:
-                atol, rtol = max(atol, over[tdtype].atol), max(rtol, over[tdtype].rtol)
+                if isinstance(over[tdtype], float):  # precisionOverride: an absolute tolerance
+                    atol = max(atol, over[tdtype])
+                else:  # toleranceOverride: atol and rtol
+                    atol, rtol = max(atol, over[tdtype].atol), max(rtol, over[tdtype].rtol)
     return Tol(atol, rtol)
 
 

@@ -70,3 +70,27 @@ def test_device_tables_name_real_entries_and_ops() -> None:
     for op in D.NO_DEVICE_KERNEL:  # each names an operator that has no kernel serving the CUDA key
         _, how = dispatcher.find(op).resolve(DispatchKey.CUDA)
         assert how == "missing", f"{op} has a CUDA kernel ({how}): remove it from NO_DEVICE_KERNEL"
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", ["all", "any"])
+def test_all_any_of_uint8_are_uint8_on_device(name: str) -> None:
+    """Found by the uint8 samples of the exhaustive run: the CUDA kernels of all/any returned bool for a uint8
+    input, where PyTorch (and opgen's CPU kernels) return uint8."""
+    info = next(o for o in _ENTRIES if C.key_of(o) == name)
+    result = C.check_entry(info, dtypes=("uint8",), max_samples=None, grad_samples=0, device="cuda")
+    assert result.checked and not result.failed, result.failed
+
+
+@pytest.mark.cuda
+def test_device_tolerance_reads_precision_overrides() -> None:
+    """A precisionOverride (dtype -> absolute tolerance) for CUDA loosens atol there, not on the CPU
+    (nn.functional.logsigmoid has one for float16; reading it as a toleranceOverride crashed the harness)."""
+    import torch
+    from torch.testing._internal.common_device_type import precisionOverride
+    from torch.testing._internal.opinfo.core import DecorateInfo
+
+    class Info:
+        decorators = (DecorateInfo(precisionOverride({torch.float16: 5e-2}), device_type="cuda"),)
+    assert C.tolerance(Info, "float16", "cuda").atol == 5e-2
+    assert C.tolerance(Info, "float16", "cpu").atol == C.DEFAULT_TOL["float16"].atol
