@@ -94,3 +94,14 @@ def test_device_tolerance_reads_precision_overrides() -> None:
         decorators = (DecorateInfo(precisionOverride({torch.float16: 5e-2}), device_type="cuda"),)
     assert C.tolerance(Info, "float16", "cuda").atol == 5e-2
     assert C.tolerance(Info, "float16", "cpu").atol == C.DEFAULT_TOL["float16"].atol
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", ["add", "sub", "nn.functional.cosine_embedding_loss"])
+def test_int_scalars_outside_the_dtype_wrap_on_device(name: str) -> None:
+    """Found by the uint8 samples of the exhaustive run: a Python int Scalar outside the kernel's integer type
+    (`add(a, b, alpha=-3)`, `target == -1` inside cosine_embedding_loss) raised OverflowError when packed as
+    the kernel argument; PyTorch converts it as C does (wrapping)."""
+    info = next(o for o in _ENTRIES if C.key_of(o) == name)
+    result = C.check_entry(info, dtypes=("uint8",), max_samples=None, grad_samples=0, device="cuda")
+    assert result.checked and not result.failed, result.failed
