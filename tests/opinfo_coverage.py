@@ -113,6 +113,41 @@ def load_op_db() -> list[Any]:
     return list(op_db)
 
 
+# Note [Samples without the stack crawl]
+# `OpInfo.sample_inputs` looks for the unittest.TestCase running it (torch's `extract_test_fn`, twice per call:
+# `inspect.stack()` over every frame, reading each frame's source lines) to seed its RNG by the test's name and
+# to record the sample on that test. Here no TestCase is ever on the stack, so the crawl always answers None
+# (the samples are seeded by torch's fixed SEED); under pytest, whose stack is deep, the crawl was half of
+# tests/ops/test_opinfo.py's time. `samples()` answers None without crawling: the same samples, same seeds.
+# torch.testing.make_tensor draws from the CPU generator only, so `set_rng_seed` seeds that one (with
+# Python's and NumPy's, as torch's does) instead of every accelerator's.
+def samples(info: Any, dtype: Any, *, requires_grad: bool, limit: int | None) -> list[Any]:
+    """The first `limit` (None: all) sample inputs of `info` for `dtype` on the CPU, as `info.sample_inputs`
+    yields them (Note [Samples without the stack crawl])."""
+    import random
+
+    import torch
+    from torch.testing._internal import common_utils
+    from torch.testing._internal.opinfo import core
+
+    def no_test_fn() -> None:
+        return None
+
+    def seed(value: int | None = None) -> None:
+        value = common_utils.SEED if value is None else value
+        torch.default_generator.manual_seed(value)
+        random.seed(value)
+        np.random.seed(value)
+
+    saved = common_utils.extract_test_fn, core.extract_test_fn, common_utils.set_rng_seed
+    common_utils.extract_test_fn = core.extract_test_fn = no_test_fn
+    common_utils.set_rng_seed = seed
+    try:
+        return list(itertools.islice(info.sample_inputs("cpu", dtype, requires_grad=requires_grad), limit))
+    finally:
+        common_utils.extract_test_fn, core.extract_test_fn, common_utils.set_rng_seed = saved
+
+
 def key_of(info: Any) -> str:
     return info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
 
@@ -649,10 +684,10 @@ def check_entry(info: Any, *, dtypes: Iterable[str] = FAST_DTYPES, max_samples: 
             continue
         tdtype = getattr(torch, dtype_name)
         try:
-            samples = list(itertools.islice(info.sample_inputs("cpu", tdtype, requires_grad=False), max_samples))
+            found = samples(info, tdtype, requires_grad=False, limit=max_samples)
         except Exception:
             continue
-        for i, sample in enumerate(samples):
+        for i, sample in enumerate(found):
             result.checked += 1
             where = f"{dtype_name} sample {i} ({_describe(sample)})"
             attempt("forward", where, lambda s=sample, d=dtype_name: _run_forward(info, fn, s, d, values))
@@ -666,11 +701,10 @@ def check_entry(info: Any, *, dtypes: Iterable[str] = FAST_DTYPES, max_samples: 
                 attempt("out", where, lambda s=sample, d=dtype_name: _run_out(info, fn, s, d, values))
     if values and info.supports_autograd and "float64" in supported and grad_samples != 0:
         try:
-            samples = list(itertools.islice(info.sample_inputs("cpu", torch.float64, requires_grad=True),
-                                            grad_samples))
+            found = samples(info, torch.float64, requires_grad=True, limit=grad_samples)
         except Exception:
-            samples = []
-        for i, sample in enumerate(samples):
+            found = []
+        for i, sample in enumerate(found):
             where = f"float64 sample {i} ({_describe(sample)})"
             attempt("grad", where, lambda s=sample: _run_grad(info, fn, s, gradgrad=False))
             if i == 0 and info.supports_gradgrad and "grad" not in result.failed:
