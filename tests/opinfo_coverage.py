@@ -551,10 +551,10 @@ def check_entry(info: Any, *, dtypes: Iterable[str] = FAST_DTYPES, max_samples: 
             continue
         tdtype = getattr(torch, dtype_name)
         try:
-            samples = samples_of(info, tdtype, requires_grad=False, limit=max_samples)
+            found = samples_of(info, tdtype, requires_grad=False, limit=max_samples)
         except Exception:
             continue
-        for i, sample in enumerate(samples):
+        for i, sample in enumerate(found):
             result.checked += 1
             where = f"{dtype_name} sample {i} ({_describe(sample)})"
             attempt("forward", where, lambda s=sample, d=dtype_name: _run_forward(info, fn, s, d, values,
@@ -569,10 +569,10 @@ def check_entry(info: Any, *, dtypes: Iterable[str] = FAST_DTYPES, max_samples: 
                 attempt("out", where, lambda s=sample, d=dtype_name: _run_out(info, fn, s, d, values, device))
     if values and info.supports_autograd and "float64" in supported and grad_samples != 0:
         try:
-            samples = samples_of(info, torch.float64, requires_grad=True, limit=grad_samples)
+            found = samples_of(info, torch.float64, requires_grad=True, limit=grad_samples)
         except Exception:
-            samples = []
-        for i, sample in enumerate(samples):
+            found = []
+        for i, sample in enumerate(found):
             where = f"float64 sample {i} ({_describe(sample)})"
             attempt("grad", where, lambda s=sample: _run_grad(info, fn, s, gradgrad=False, device=device))
             if i == 0 and info.supports_gradgrad and "grad" not in result.failed:
