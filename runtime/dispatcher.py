@@ -144,7 +144,13 @@ def dispatch_key(keys: int) -> int:
 
 
 class DispatchError(NotImplementedError):
-    """No kernel for an operator and dispatch key."""
+    """No kernel for an operator and dispatch key (`operator` and `key` name them where known: the key's
+    name, or None for an empty key set)."""
+
+    def __init__(self, message: str, *, operator: str | None = None, key: str | None = None) -> None:
+        super().__init__(message)
+        self.operator = operator
+        self.key = key
 
 
 class EmptyTensorListError(DispatchError, ValueError):
@@ -314,7 +320,8 @@ class Operator:
             asked = key.name if key is not None else "an empty key set (no tensor or device argument)"
             registered = ", ".join(self.kernels) or "none"
             raise DispatchError(f"no kernel for operator '{name}' and dispatch key {asked}; "
-                                f"keys with a kernel: {registered}")
+                                f"keys with a kernel: {registered}", operator=name,
+                                key=key.name if key is not None else None)
 
         return missing
 

@@ -22,10 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
-import dataclasses
 import functools
-import itertools
-import math
 import sys
 import time
 import types
@@ -35,6 +32,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from runtime.dispatcher import DispatchError
+from tests.opinfo_values import (  # noqa: F401  (re-exported: the harness' callers use C.compare, C.Tol ...)
+    DEFAULT_TOL,
+    Inexpressible,
+    Mismatch,
+    Tol,
+    compare,
+    np_of,
+    to_opgen,
+    tolerance,
+    torch_leaves,
+)
 
 EXCLUDED_PREFIXES = ("sparse.", "nested.", "fft.", "_refs.", "quantized.", "to_sparse", "_segment_reduce")
 
@@ -218,178 +228,6 @@ def opgen_callable(info: Any) -> Callable[..., Any] | None:
     return _rebind(info.op) or resolve(info)
 
 
-# ---- conversion ------------------------------------------------------------------------------------------
-
-def to_opgen(value: Any, *, grad: bool = False, leaves: list[Any] | None = None) -> Any:
-    """A torch sample argument (nested) as opgen's. With `grad`, tensors that require grad in torch become
-    opgen leaves that require grad (collected in `leaves`, in the order torch's are found)."""
-    import torch
-    G = _G()
-    if isinstance(value, torch.Tensor):
-        base = value._base
-        if base is not None and base._base is None and not base.requires_grad and value.dtype == base.dtype:
-            # a view (`base[5:15]`): the same view of the converted base, so that ops that see the storage
-            # (as_strided's storage_offset) see the same one
-            out = to_opgen(base).as_strided(tuple(value.shape), value.stride(), value.storage_offset())
-        else:
-            if value.dtype == torch.bfloat16:
-                raise Inexpressible("a bfloat16 tensor: opgen has bfloat16 on CUDA only")
-            array = value.detach().cpu().resolve_conj().resolve_neg().numpy().copy()
-            out = G.tensor(array, dtype=_dtype_of(value.dtype))
-        if grad and value.requires_grad:
-            out.requires_grad_(True)
-            if leaves is not None:
-                leaves.append(out)
-        return out
-    if isinstance(value, torch.dtype):
-        return _dtype_of(value)
-    if isinstance(value, torch.Size):
-        return tuple(value)
-    if isinstance(value, torch.device):
-        return str(value)
-    if isinstance(value, torch.memory_format):
-        return getattr(G, str(value).removeprefix("torch."), None)
-    if isinstance(value, torch.Generator):
-        return None
-    if isinstance(value, torch.nn.Module):  # a module passed as a function (distance_function=PairwiseDistance())
-        return _module_to_opgen(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type) and type(value).__module__.startswith("torch."):
-        # an options record of torch.nn (LinearCrossEntropyOptions): opgen's record of the same name and fields
-        ours = getattr(G.nn, type(value).__name__)
-        return ours(**{f.name: to_opgen(getattr(value, f.name), grad=grad, leaves=leaves)
-                       for f in dataclasses.fields(value)})
-    if isinstance(value, list):
-        return [to_opgen(v, grad=grad, leaves=leaves) for v in value]
-    if isinstance(value, tuple):
-        return tuple(to_opgen(v, grad=grad, leaves=leaves) for v in value)
-    if isinstance(value, dict):
-        return {k: to_opgen(v, grad=grad, leaves=leaves) for k, v in value.items()}
-    return value
-
-
-def _module_to_opgen(module: Any) -> Any:
-    """opgen's module of the same class for a torch module without parameters, its constants (PyTorch's
-    `__constants__`: PairwiseDistance's norm, eps, keepdim) copied over."""
-    cls = getattr(_G().nn, type(module).__name__, None)
-    if cls is None or list(module.parameters()) or list(module.buffers()):
-        raise Mismatch(f"the torch module {type(module).__name__} has no parameterless opgen counterpart")
-    twin = cls()
-    for name in getattr(module, "__constants__", ()):
-        setattr(twin, name, getattr(module, name))
-    return twin
-
-
-def torch_leaves(value: Any, out: list[Any]) -> list[Any]:
-    import torch
-    if isinstance(value, torch.Tensor):
-        if value.requires_grad:
-            out.append(value)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            torch_leaves(v, out)
-    elif isinstance(value, dict):
-        for v in value.values():
-            torch_leaves(v, out)
-    return out
-
-
-# ---- comparison ------------------------------------------------------------------------------------------
-
-class Mismatch(AssertionError):
-    pass
-
-
-class Inexpressible(Exception):
-    """A sample opgen cannot be given (a complex tensor or dtype, a later issue): skipped, not failed."""
-
-
-def _dtype_of(value: Any) -> Any:
-    name = str(value).removeprefix("torch.")
-    if name.startswith("complex") or name in ("cfloat", "cdouble", "chalf"):
-        raise Inexpressible(f"torch.{name}: opgen has no complex dtypes")
-    return getattr(_G(), name)
-
-
-@dataclass(frozen=True)
-class Tol:
-    atol: float
-    rtol: float
-
-
-DEFAULT_TOL = {"float16": Tol(1e-3, 1e-3), "float32": Tol(1e-5, 1.3e-5), "float64": Tol(1e-7, 1e-7)}
-
-
-def tolerance(info: Any, dtype_name: str) -> Tol:
-    """The default tolerance of `dtype_name`, loosened by the entry's toleranceOverride decorators that
-    apply on the CPU (or everywhere)."""
-    import torch
-    base = DEFAULT_TOL.get(dtype_name, Tol(0.0, 0.0))
-    atol, rtol = base.atol, base.rtol
-    tdtype = getattr(torch, dtype_name)
-    for deco in getattr(info, "decorators", ()) or ():
-        if getattr(deco, "device_type", None) not in (None, "cpu"):
-            continue
-        for d in getattr(deco, "decorators", ()) or ():
-            over = getattr(d, "d", None)
-            if isinstance(over, dict) and tdtype in over:
-                atol, rtol = max(atol, over[tdtype].atol), max(rtol, over[tdtype].rtol)
-    return Tol(atol, rtol)
-
-
-def _np_of(t: Any) -> np.ndarray:
-    return np.asarray(t.detach().numpy() if hasattr(t, "detach") else t.numpy())
-
-
-def compare(expected: Any, actual: Any, tol: Tol, *, values: bool = True, where: str = "result") -> None:
-    """Raise Mismatch unless opgen's `actual` matches torch's `expected` (structure, dtypes, shapes, values)."""
-    import torch
-    G = _G()
-    if isinstance(expected, torch.Tensor):
-        if not isinstance(actual, G.Tensor):
-            raise Mismatch(f"{where}: expected a tensor, got {type(actual).__name__}")
-        e_dt = str(expected.dtype).removeprefix("torch.")
-        a_dt = str(actual.dtype).removeprefix("opgen.")
-        if e_dt != a_dt:
-            raise Mismatch(f"{where}: dtype {a_dt}, torch gives {e_dt}")
-        if tuple(expected.shape) != tuple(actual.shape):
-            raise Mismatch(f"{where}: shape {tuple(actual.shape)}, torch gives {tuple(expected.shape)}")
-        if not values:
-            return
-        base = DEFAULT_TOL.get(e_dt)
-        if base is not None:  # an integer input with a floating result: the result's tolerance
-            tol = Tol(max(tol.atol, base.atol), max(tol.rtol, base.rtol))
-        e = expected.detach().numpy(force=True)
-        a = _np_of(actual)
-        if e.dtype.kind in "biu":
-            if not np.array_equal(e, a):
-                raise Mismatch(f"{where}: values differ at {int((e != a).sum())} of {e.size} places")
-            return
-        scale = tol.atol, tol.rtol
-        with np.errstate(invalid="ignore", over="ignore"):
-            ok = np.isclose(a.astype(np.float64), e.astype(np.float64), atol=scale[0], rtol=scale[1], equal_nan=True)
-        if not ok.all():
-            bad = np.argwhere(~ok.reshape(e.shape) if e.ndim else ~ok.reshape(()))[:1]
-            idx = tuple(bad[0]) if bad.size else ()
-            raise Mismatch(f"{where}: values differ at {int((~ok).sum())} of {e.size} places "
-                           f"(first at {idx}: {a[idx] if a.ndim else a} vs torch {e[idx] if e.ndim else e})")
-        return
-    if isinstance(expected, (tuple, list)):
-        if not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
-            raise Mismatch(f"{where}: expected a sequence of {len(expected)}, got {type(actual).__name__}")
-        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
-            compare(e, a, tol, values=values, where=f"{where}[{i}]")
-        return
-    if isinstance(actual, G.Tensor) and actual.ndim == 0:
-        actual = actual.item()
-    if isinstance(expected, float) and isinstance(actual, (int, float)):
-        if values and not (math.isclose(expected, actual, rel_tol=max(tol.rtol, 1e-7), abs_tol=tol.atol)
-                           or (math.isnan(expected) and math.isnan(actual))):
-            raise Mismatch(f"{where}: {actual!r} vs torch {expected!r}")
-        return
-    if values and expected != actual:
-        raise Mismatch(f"{where}: {actual!r} vs torch {expected!r}")
-
-
 # ---- running one entry -----------------------------------------------------------------------------------
 
 @dataclass
@@ -398,6 +236,9 @@ class Result:
     status: str                     # "missing", "agree", "differ"
     failed: dict[str, str] = field(default_factory=dict)  # category -> its first failure
     checked: int = 0                # samples run
+    # category -> the operator that has no kernel for the device's dispatch key (the failure was opgen's
+    # DispatchError for that key: the op is refused on the device, not wrong there)
+    refused: dict[str, str] = field(default_factory=dict)
 
 
 def _float_outputs(out: Any, acc: list[Any], is_tensor: Callable[[Any], bool]) -> list[Any]:
@@ -414,30 +255,54 @@ def _cotangent(shape: tuple[int, ...], seed: int) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape)
 
 
-def _sample_call(sample: Any, convert: Callable[[Any], Any]) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
-    kwargs = {k: convert(v) for k, v in sample.kwargs.items()}
-    return convert(sample.input), tuple(convert(a) for a in sample.args), kwargs
+def _sample_call(sample: Any, device: str, *, grad: bool = False, leaves: list[Any] | None = None,
+                 ) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+    """The sample's input, args and kwargs as opgen's, on `device` (a device the sample names, `"cpu"` as an
+    argument or a `device=` kwarg, names it too: PyTorch made the sample for its CPU)."""
+    def convert(v: Any) -> Any:
+        return device if isinstance(v, str) and v == "cpu" else to_opgen(v, grad=grad, leaves=leaves, device=device)
+    x = convert(sample.input)
+    args = tuple(convert(a) for a in sample.args)
+    kwargs = {k: device if k == "device" and str(v) == "cpu" else convert(v) for k, v in sample.kwargs.items()}
+    return x, args, kwargs
 
 
-def _run_forward(info: Any, fn: Callable[..., Any], sample: Any, dtype_name: str, values: bool) -> None:
-    tol = tolerance(info, dtype_name)
+def _result_device(sample: Any, device: str) -> str:
+    """Where the results of `sample` belong: on `device` when the sample holds a tensor or names a device;
+    a factory called with neither makes them on the CPU (PyTorch's default device)."""
+    import torch
+
+    def places(v: Any) -> bool:
+        if isinstance(v, (torch.Tensor, torch.device)) or (isinstance(v, str) and v == "cpu"):
+            return True
+        if isinstance(v, (list, tuple)):
+            return any(places(x) for x in v)
+        if isinstance(v, dict):
+            return any(places(x) for x in v.values())
+        return False
+    return device if places((sample.input, sample.args, sample.kwargs)) else "cpu"
+
+
+def _run_forward(info: Any, fn: Callable[..., Any], sample: Any, dtype_name: str, values: bool,
+                 device: str) -> None:
+    tol = tolerance(info, dtype_name, device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             expected = info.op(sample.input, *sample.args, **sample.kwargs)
         except Exception:
             return  # torch refuses this sample on the CPU
-        x, args, kwargs = _sample_call(sample, to_opgen)
+        x, args, kwargs = _sample_call(sample, device)
         try:
             actual = fn(x, *args, **kwargs)
         except Exception as e:
             raise Mismatch(f"raised {type(e).__name__}: {str(e)[:160]}") from None
         if info.name in TIE_INDICES:
-            expected, actual = _tie_indices(info.name, sample, expected, actual)
-        compare(expected, actual, tol, values=values)
+            expected, actual = _tie_indices(info.name, sample, expected, actual, device)
+        compare(expected, actual, tol, values=values, device=_result_device(sample, device))
 
 
-def _tie_indices(name: str, sample: Any, expected: Any, actual: Any) -> tuple[Any, Any]:
+def _tie_indices(name: str, sample: Any, expected: Any, actual: Any, device: str) -> tuple[Any, Any]:
     """The index outputs of a sort-like op replaced by the input values they select (ties may differ)."""
     import torch
     pos, default, which = TIE_INDICES[name]
@@ -445,7 +310,7 @@ def _tie_indices(name: str, sample: Any, expected: Any, actual: Any) -> tuple[An
     x = sample.input.detach()
 
     def select(idx: Any) -> Any:
-        i = torch.from_numpy(np.asarray(_np_of(idx))) if not isinstance(idx, torch.Tensor) else idx
+        i = torch.from_numpy(np.asarray(np_of(idx))) if not isinstance(idx, torch.Tensor) else idx
         if x.ndim == 0:
             return x.clone() if i.ndim == 0 else x.reshape(1)[i]
         if i.ndim < x.ndim:
@@ -464,26 +329,27 @@ def _tie_indices(name: str, sample: Any, expected: Any, actual: Any) -> tuple[An
         converted = swap(actual, False)
     except Exception:
         return expected, actual  # shapes differ: compare() says how
-    return swap(expected, True), _to_opgen_tree(converted)
+    return swap(expected, True), _to_opgen_tree(converted, device)
 
 
-def _to_opgen_tree(value: Any) -> Any:
+def _to_opgen_tree(value: Any, device: str) -> Any:
     import torch
     if isinstance(value, torch.Tensor):
-        return to_opgen(value)
+        return to_opgen(value, device=device)
     if isinstance(value, (tuple, list)):
-        return type(value)(_to_opgen_tree(v) for v in value) if isinstance(value, list) else \
-            tuple(_to_opgen_tree(v) for v in value)
+        return type(value)(_to_opgen_tree(v, device) for v in value) if isinstance(value, list) else \
+            tuple(_to_opgen_tree(v, device) for v in value)
     return value
 
 
-def _run_variant(info: Any, kind: str, variant: Any, sample: Any, dtype_name: str, values: bool) -> None:
+def _run_variant(info: Any, kind: str, variant: Any, sample: Any, dtype_name: str, values: bool,
+                 device: str) -> None:
     """The method or in-place variant of one sample (`kind` "method" or "inplace")."""
     import torch
     G = _G()
     if not isinstance(sample.input, torch.Tensor):
         return
-    tol = tolerance(info, dtype_name)
+    tol = tolerance(info, dtype_name, device)
     rebound = _rebind(variant)
     if isinstance(variant, functools.partial):  # partial(F.mish, inplace=True)
         inner = _rebind(variant.func) or _lookup(_G(), _torch_path(variant.func))
@@ -496,7 +362,7 @@ def _run_variant(info: Any, kind: str, variant: Any, sample: Any, dtype_name: st
             expected = variant(tx, *sample.args, **sample.kwargs)
         except Exception:
             return
-        x, args, kwargs = _sample_call(sample, to_opgen)
+        x, args, kwargs = _sample_call(sample, device)
         x = x.detach().clone()  # as torch's `tx` (a clone: its own storage)
         method = rebound or getattr(G.Tensor, name, None)
         if method is None:
@@ -506,17 +372,17 @@ def _run_variant(info: Any, kind: str, variant: Any, sample: Any, dtype_name: st
         except Exception as e:
             raise Mismatch(f"Tensor.{name} raised {type(e).__name__}: {str(e)[:160]}") from None
         if info.name in TIE_INDICES:
-            expected, actual = _tie_indices(info.name, sample, expected, actual)
-        compare(expected, actual, tol, values=values, where=f"Tensor.{name}")
+            expected, actual = _tie_indices(info.name, sample, expected, actual, device)
+        compare(expected, actual, tol, values=values, where=f"Tensor.{name}", device=device)
         if kind == "inplace":
-            compare(tx, x, tol, values=values, where=f"Tensor.{name} (self after)")
+            compare(tx, x, tol, values=values, where=f"Tensor.{name} (self after)", device=device)
             if expected is tx and actual is not x:
                 raise Mismatch(f"Tensor.{name} does not return self")
 
-def _run_out(info: Any, fn: Callable[..., Any], sample: Any, dtype_name: str, values: bool) -> None:
+def _run_out(info: Any, fn: Callable[..., Any], sample: Any, dtype_name: str, values: bool, device: str) -> None:
     import torch
     G = _G()
-    tol = tolerance(info, dtype_name)
+    tol = tolerance(info, dtype_name, device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -530,21 +396,21 @@ def _run_out(info: Any, fn: Callable[..., Any], sample: Any, dtype_name: str, va
             info.op(sample.input, *sample.args, **sample.kwargs, out=t_out)
         except Exception:
             return
-        x, args, kwargs = _sample_call(sample, to_opgen)
+        x, args, kwargs = _sample_call(sample, device)
         name = str(expected.dtype).removeprefix("torch.")
         if not hasattr(G, name):  # a dtype opgen does not have (complex): the out= form cannot be asked for
             raise Mismatch(f"out=: torch's result is {name}, a dtype opgen does not have")
-        out = G.empty(tuple(expected.shape), dtype=getattr(G, name))
+        out = G.empty(tuple(expected.shape), dtype=getattr(G, name), device=device)
         try:
             r = fn(x, *args, **kwargs, out=out)
         except Exception as e:
             raise Mismatch(f"out= raised {type(e).__name__}: {str(e)[:160]}") from None
-        compare(t_out, out, tol, values=values, where="out=")
+        compare(t_out, out, tol, values=values, where="out=", device=device)
         if r is not out:
             raise Mismatch("out=: the call does not return `out`")
 
 
-def _run_grad(info: Any, fn: Callable[..., Any], sample: Any, gradgrad: bool) -> None:
+def _run_grad(info: Any, fn: Callable[..., Any], sample: Any, gradgrad: bool, device: str) -> None:
     import torch
     G = _G()
     tol = Tol(1e-6, 1e-5)
@@ -560,14 +426,13 @@ def _run_grad(info: Any, fn: Callable[..., Any], sample: Any, gradgrad: bool) ->
             if not t_outs:
                 return
             cot = [_cotangent(tuple(o.shape), 7 + i) for i, o in enumerate(t_outs)]
-            t_grads = torch.autograd.grad(t_outs, t_leaves, [torch.from_numpy(c) for c in cot],
+            t_grads = torch.autograd.grad(t_outs, t_leaves, [torch.from_numpy(c).to(o.dtype)
+                                                             for c, o in zip(cot, t_outs, strict=True)],
                                           allow_unused=True, create_graph=gradgrad)
         except Exception:
             return  # torch cannot differentiate this sample
         g_leaves: list[Any] = []
-        x = to_opgen(sample.input, grad=True, leaves=g_leaves)
-        args = tuple(to_opgen(a, grad=True, leaves=g_leaves) for a in sample.args)
-        kwargs = {k: to_opgen(v, grad=True, leaves=g_leaves) for k, v in sample.kwargs.items()}
+        x, args, kwargs = _sample_call(sample, device, grad=True, leaves=g_leaves)
         process = _rebind(sample.output_process_fn_grad) or sample.output_process_fn_grad
         try:
             g_out = process(fn(x, *args, **kwargs))
@@ -579,8 +444,9 @@ def _run_grad(info: Any, fn: Callable[..., Any], sample: Any, gradgrad: bool) ->
             g_outs = [g for g, t in zip(g_all, t_all, strict=True) if t.requires_grad]
             if any(not o.requires_grad for o in g_outs):
                 raise Mismatch("gradient: an output does not require grad")
-            g_grads = G.autograd.grad(g_outs, g_leaves, [G.tensor(c) for c in cot], allow_unused=True,
-                                      create_graph=gradgrad)
+            g_grads = G.autograd.grad(g_outs, g_leaves, [G.tensor(c, dtype=o.dtype, device=device)
+                                                         for c, o in zip(cot, g_outs, strict=True)],
+                                      allow_unused=True, create_graph=gradgrad)
         except Mismatch:
             raise
         except Exception as e:
@@ -592,7 +458,7 @@ def _run_grad(info: Any, fn: Callable[..., Any], sample: Any, gradgrad: bool) ->
                 if torch.count_nonzero(tg):
                     raise Mismatch(f"gradient of input {i}: None, torch has one")
                 continue
-            compare(tg, gg, tol, where=f"gradient of input {i}")
+            compare(tg, gg, tol, where=f"gradient of input {i}", device=device)
         if not gradgrad:
             return
         pairs = [(tg, gg) for tg, gg in zip(t_grads, g_grads, strict=True)
@@ -606,7 +472,8 @@ def _run_grad(info: Any, fn: Callable[..., Any], sample: Any, gradgrad: bool) ->
         except Exception:
             return
         try:
-            terms = [(gg * G.tensor(v)).sum() for (_, gg), v in zip(pairs, vs, strict=True)]
+            terms = [(gg * G.tensor(v, dtype=gg.dtype, device=device)).sum() for (_, gg), v in zip(pairs, vs,
+                                                                                                 strict=True)]
             g_s = terms[0]
             for t in terms[1:]:
                 g_s = g_s + t
@@ -626,14 +493,36 @@ def _run_grad(info: Any, fn: Callable[..., Any], sample: Any, gradgrad: bool) ->
                 if torch.count_nonzero(tg):
                     raise Mismatch(f"second derivative of input {i}: None, torch has one")
                 continue
-            compare(tg, gg, tol, where=f"second derivative of input {i}")
+            compare(tg, gg, tol, where=f"second derivative of input {i}", device=device)
 
 
 CATEGORIES = ("forward", "method", "inplace", "out", "grad", "gradgrad", "errors")
 
 
+def samples_of(info: Any, dtype: Any, *, requires_grad: bool, limit: int | None,
+               reference: bool = False) -> list[Any]:
+    """The first `limit` (None: all) CPU sample inputs of the entry: what `info.sample_inputs` yields, each
+    made after seeding PyTorch's, Python's and NumPy's generators with PyTorch's test SEED as it does, without
+    its tracking of the running unittest test (which walks the call stack with `inspect.stack()` on every
+    call: about half a second under pytest, more than the whole comparison). `reference`: the entry's
+    `reference_inputs` instead (its samples and the harder ones it adds; the samples where it has none)."""
+    from torch.testing._internal.common_utils import SEED, set_rng_seed
+    make = info.reference_inputs_func if reference and info.reference_inputs_func is not None \
+        else info.sample_inputs_func
+    it = iter(make(info, "cpu", dtype, requires_grad))
+    out: list[Any] = []
+    while limit is None or len(out) < limit:
+        set_rng_seed(SEED)
+        try:
+            out.append(next(it))
+        except StopIteration:
+            break
+    return out
+
+
 def check_entry(info: Any, *, dtypes: Iterable[str] = FAST_DTYPES, max_samples: int | None = 3,
-                grad_samples: int | None = 2, variants: bool = True, exhaustive: bool = False) -> Result:
+                grad_samples: int | None = 2, variants: bool = True, device: str = "cpu",
+                exhaustive: bool = False) -> Result:
     """Run the entry's samples through torch and opgen; record the first failure of each category
     (`CATEGORIES`: the function form, the method and in-place variants, `out=`, gradients, second
     derivatives, error inputs). A category that failed once is not run again.
@@ -648,7 +537,10 @@ def check_entry(info: Any, *, dtypes: Iterable[str] = FAST_DTYPES, max_samples: 
         return Result(key, "missing")
     result = Result(key, "agree")
     values = key not in NONDETERMINISTIC and info.name not in NONDETERMINISTIC
+    # the samples are PyTorch's CPU tensors (the oracle); on a device, the dtypes PyTorch has on both
     supported = {str(d).removeprefix("torch.") for d in info.supported_dtypes("cpu")}
+    if device != "cpu":
+        supported &= {str(d).removeprefix("torch.") for d in info.supported_dtypes(device)}
 
     def attempt(category: str, where: str, run: Callable[[], None]) -> None:
         if category in result.failed:
@@ -660,8 +552,10 @@ def check_entry(info: Any, *, dtypes: Iterable[str] = FAST_DTYPES, max_samples: 
         except Mismatch as e:
             result.status = "differ"
             result.failed[category] = f"{where}: {e}"
+            cause = e.__context__  # the exception opgen raised (reported `from None`)
+            if isinstance(cause, DispatchError) and cause.key == device.upper() and cause.operator:
+                result.refused[category] = cause.operator
 
-    inputs = info.reference_inputs if exhaustive else info.sample_inputs
     inplace = info.inplace_variant if variants and info.inplace_variant is not info.op else None
     method = info.method_variant if variants else None
     for dtype_name in dtypes:
@@ -669,43 +563,44 @@ def check_entry(info: Any, *, dtypes: Iterable[str] = FAST_DTYPES, max_samples: 
             continue
         tdtype = getattr(torch, dtype_name)
         try:
-            samples = list(itertools.islice(inputs("cpu", tdtype, requires_grad=False), max_samples))
+            found = samples_of(info, tdtype, requires_grad=False, limit=max_samples, reference=exhaustive)
         except Exception:
             continue
-        for i, sample in enumerate(samples):
+        for i, sample in enumerate(found):
             result.checked += 1
             where = f"{dtype_name} sample {i} ({_describe(sample)})"
-            attempt("forward", where, lambda s=sample, d=dtype_name: _run_forward(info, fn, s, d, values))
+            attempt("forward", where, lambda s=sample, d=dtype_name: _run_forward(info, fn, s, d, values,
+                                                                                               device))
             if method is not None:
                 attempt("method", where, lambda s=sample, d=dtype_name: _run_variant(info, "method", method, s, d,
-                                                                                     values))
+                                                                                     values, device))
             if inplace is not None:
                 attempt("inplace", where, lambda s=sample, d=dtype_name: _run_variant(info, "inplace", inplace, s,
-                                                                                      d, values))
+                                                                                      d, values, device))
             if variants and info.supports_out and (i == 0 or exhaustive):
-                attempt("out", where, lambda s=sample, d=dtype_name: _run_out(info, fn, s, d, values))
+                attempt("out", where, lambda s=sample, d=dtype_name: _run_out(info, fn, s, d, values, device))
     if values and info.supports_autograd and "float64" in supported and grad_samples != 0:
         try:
-            samples = list(itertools.islice(inputs("cpu", torch.float64, requires_grad=True), grad_samples))
+            found = samples_of(info, torch.float64, requires_grad=True, limit=grad_samples, reference=exhaustive)
         except Exception:
-            samples = []
-        for i, sample in enumerate(samples):
+            found = []
+        for i, sample in enumerate(found):
             where = f"float64 sample {i} ({_describe(sample)})"
-            attempt("grad", where, lambda s=sample: _run_grad(info, fn, s, gradgrad=False))
+            attempt("grad", where, lambda s=sample: _run_grad(info, fn, s, gradgrad=False, device=device))
             if (i == 0 or exhaustive) and info.supports_gradgrad and "grad" not in result.failed:
-                attempt("gradgrad", where, lambda s=sample: _run_grad(info, fn, s, gradgrad=True))
+                attempt("gradgrad", where, lambda s=sample: _run_grad(info, fn, s, gradgrad=True, device=device))
     if exhaustive:
         try:
             errors = list(info.error_inputs("cpu"))
         except Exception:
             errors = []
         for i, err in enumerate(errors):
-            s = err.sample_input
-            attempt("errors", f"error input {i} ({_describe(s)})", lambda e=err: _run_error(info, fn, e))
+            attempt("errors", f"error input {i} ({_describe(err.sample_input)})",
+                    lambda e=err: _run_error(info, fn, e, device))
     return result
 
 
-def _run_error(info: Any, fn: Callable[..., Any], err: Any) -> None:
+def _run_error(info: Any, fn: Callable[..., Any], err: Any, device: str) -> None:
     """One of the OpInfo's error inputs: where PyTorch raises, opgen must raise too (any exception)."""
     s = err.sample_input
     with warnings.catch_warnings():
@@ -717,7 +612,7 @@ def _run_error(info: Any, fn: Callable[..., Any], err: Any) -> None:
         else:
             return  # an error input of another device or build: PyTorch's CPU accepts it
         try:
-            x, args, kwargs = _sample_call(s, to_opgen)
+            x, args, kwargs = _sample_call(s, device)
         except Exception:
             return  # not expressible in opgen (a complex tensor): refused before the call
         try:
@@ -780,6 +675,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all-dtypes", action="store_true", help=f"compare {', '.join(ALL_DTYPES)}")
     parser.add_argument("-v", action="store_true", help="print failures whole")
     parser.add_argument("--missing", action="store_true", help="list every missing entry")
+    parser.add_argument("--device", default="cpu", help="where opgen's tensors live: cpu, or cuda (with "
+                        "OPGEN_EMULATE_CUDA=1 without a GPU); PyTorch's CPU stays the oracle")
     parser.add_argument("--exhaustive", action="store_true",
                         help="the held-out run: every reference input of every dtype, out= and second derivatives "
                              "on every sample, the error inputs")
@@ -790,15 +687,16 @@ def main(argv: list[str] | None = None) -> int:
     for info in entries:
         if ns.exhaustive:
             results.append(check_entry(info, dtypes=ALL_DTYPES, max_samples=None, grad_samples=None,
-                                       exhaustive=True))
+                                       device=ns.device, exhaustive=True))
             continue
         results.append(check_entry(info, dtypes=ALL_DTYPES if ns.all_dtypes else FAST_DTYPES,
-                                   max_samples=ns.samples or None, grad_samples=ns.samples or None))
+                                   max_samples=ns.samples or None, grad_samples=ns.samples or None,
+                                   device=ns.device))
     by = collections.Counter(r.status for r in results)
     exist = by["agree"] + by["differ"]
     n = len(results)
     core = sum(1 for r in results if r.status != "missing" and not set(r.failed) & {"forward", "grad", "gradgrad"})
-    print(f"eligible OpInfo entries: {n}; exist in opgen: {exist} ({100 * exist / max(n, 1):.1f}%); "
+    print(f"on {ns.device}: eligible OpInfo entries: {n}; exist in opgen: {exist} ({100 * exist / max(n, 1):.1f}%); "
           f"agree on every sample and variant: {by['agree']} ({100 * by['agree'] / max(n, 1):.1f}%); "
           f"agree in the function form and gradients: {core} ({100 * core / max(n, 1):.1f}%); "
           f"differ: {by['differ']} ({time.perf_counter() - start:.0f} s)")
@@ -815,9 +713,13 @@ def main(argv: list[str] | None = None) -> int:
     for fam, keys in sorted(missing.items(), key=lambda kv: -len(kv[1])):
         shown = keys if ns.missing else keys[:12]
         print(f"  {fam} ({len(keys)}): {', '.join(shown)}{' ...' if len(keys) > len(shown) else ''}")
+    if ns.device != "cpu":
+        _print_refusals(results)
     print("differ:")
     for r in results:
         for category, failure in r.failed.items():
+            if category in r.refused:
+                continue
             gap = KNOWN_GAPS.get(f"{r.key}:{category}")
             tag = f" [KNOWN_GAPS: {gap}]" if gap else ""
             print(f"  {r.key}:{category}{tag}: {failure[:240] if not ns.v else failure}")
@@ -826,6 +728,18 @@ def main(argv: list[str] | None = None) -> int:
     if stale:
         print("KNOWN_GAPS entries that agree now (remove them):", ", ".join(stale))
     return 0
+
+
+def _print_refusals(results: list[Result]) -> None:
+    """The entries the device refuses (an operator they reach has no kernel for its key), by operator."""
+    by_op: dict[str, list[str]] = collections.defaultdict(list)
+    for r in results:
+        for op in sorted(set(r.refused.values())):
+            by_op[op].append(r.key)
+    refused = {r.key for r in results if r.refused}
+    print(f"refused on the device (no kernel for its key): {len(refused)} entries, {len(by_op)} operators")
+    for op, keys in sorted(by_op.items()):
+        print(f"  {op}: {', '.join(keys)}")
 
 
 if __name__ == "__main__":

@@ -63,10 +63,12 @@ def _docs(model: Model, bindings: list[api_python.Binding], by_name: dict[str, l
           method_names: tuple[str, ...], varargs: dict[str, str]) -> Docs:
     ctx = docstrings.DocContext(by_name, lambda f: _autograd_words(model, f))
     functions, shown, methods, method_params = {}, {}, {}, {}
+    texts = [(str(f.func), f) for f in model.functions]  # once, not once per binding
     for b in bindings:
         # the binding's overloads, those of another name included (Note [In-place forms of overloads declared
         # without one] in codegen/api_python.py)
-        overloads = [f for f in model.functions if str(f.func) in b.overloads]
+        wanted = set(b.overloads)
+        overloads = [f for text, f in texts if text in wanted]
         overloads.sort(key=lambda f: b.overloads.index(str(f.func)))
         functions[b.name] = docstrings.literal(docstrings.docstring(b, overloads, ctx))
         if docstrings.needs_shown_signature(b):

@@ -55,9 +55,12 @@ def stub_imports(root: Path) -> list[str]:
     return sorted(set(names) - STUB_OWN_NAMES)
 
 
-def stub(binding: api_python.Binding, candidates: list[NativeFunction], varargs: str | None = None) -> StubContext:
-    """One stub; `varargs` names the int-list argument a method takes as `*args` (python_api.varargs)."""
-    overloads = [f for f in candidates if str(f.func) in binding.overloads]
+def stub(binding: api_python.Binding, candidates: list[tuple[str, NativeFunction]],
+         varargs: str | None = None) -> StubContext:
+    """One stub; `candidates` pairs each function with its schema's text (computed once per file, not once per
+    stub); `varargs` names the int-list argument a method takes as `*args` (python_api.varargs)."""
+    wanted = set(binding.overloads)
+    overloads = [f for text, f in candidates if text in wanted]
     hints: dict[str, set[str]] = {}
     for f in overloads:
         for a in f.func.arguments.flat_all:
@@ -102,7 +105,8 @@ def hint(t: Type) -> str:
 def contexts(inputs: Inputs) -> StubsFile:
     api = inputs.api
     by_name = api.by_name
-    functions = list(inputs.model.functions)  # a binding's overloads may be of another name (api_python)
+    # a binding's overloads may be of another name (api_python)
+    functions = [(str(f.func), f) for f in inputs.model.functions]
     return StubsFile(
         functions=tuple(owned(stub(b, functions), by_name[b.name][0]) for b in api.exported),
         methods=tuple(owned(stub(b, functions, api.varargs.get(b.name)), by_name[b.name][0])

@@ -73,28 +73,38 @@ def argmin(self: Any, dim: int | None = None, keepdim: bool = False) -> Any:
     return R.reduce_with_indices("min", self, dim, keepdim)[1]
 
 
+def _logical(op: str, self: Any, dims: list[int] | None, keepdim: bool) -> Any:
+    """any/all: bool, except uint8 for a uint8 input (as PyTorch and the CPU kernels: the reduction runs to
+    bool and is cast)."""
+    from runtime import dtypes
+    from runtime.cuda import copy as C
+
+    out = R.reduce(op, self, dims, keepdim)
+    return C.to_dtype(out, dtypes.uint8) if self.dtype is dtypes.uint8 else out
+
+
 def any(self: Any) -> Any:
-    return R.reduce("any", self)
+    return _logical("any", self, None, False)
 
 
 def any_dim(self: Any, dim: int, keepdim: bool = False) -> Any:
-    return R.reduce("any", self, [dim] if dim.__class__ is int else list(dim), keepdim)
+    return _logical("any", self, [dim] if dim.__class__ is int else list(dim), keepdim)
 
 
 def any_dims(self: Any, dim: Dims = None, keepdim: bool = False) -> Any:
-    return R.reduce("any", self, None if not dim else list(dim), keepdim)
+    return _logical("any", self, None if not dim else list(dim), keepdim)
 
 
 def all(self: Any) -> Any:
-    return R.reduce("all", self)
+    return _logical("all", self, None, False)
 
 
 def all_dim(self: Any, dim: int, keepdim: bool = False) -> Any:
-    return R.reduce("all", self, [dim] if dim.__class__ is int else list(dim), keepdim)
+    return _logical("all", self, [dim] if dim.__class__ is int else list(dim), keepdim)
 
 
 def all_dims(self: Any, dim: Dims = None, keepdim: bool = False) -> Any:
-    return R.reduce("all", self, None if not dim else list(dim), keepdim)
+    return _logical("all", self, None if not dim else list(dim), keepdim)
 
 
 def _correction(correction: Any) -> float:

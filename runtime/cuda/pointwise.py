@@ -132,6 +132,15 @@ def _as_input(cupy: Any, t: Any, dtype: Any, device: int) -> Any:
     return data.astype(dtype.np)
 
 
+def _scalar_arg(comp_np: np.dtype, value: Any) -> Any:
+    """A Scalar argument in the kernel's compute type. A Python int outside an integer type's range wraps
+    as C's conversion does (PyTorch's too: `uint8_tensor == -1` compares with 255, `add(a, b, alpha=-3)` of
+    uint8 adds 253 * b), where NumPy's constructor raises OverflowError."""
+    if comp_np.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
+        return np.int64(value).astype(comp_np)
+    return comp_np.type(value)
+
+
 def _run(cupy: Any, kernel: PointwiseKernel, key: str, vec: int, shape: tuple[int, ...], result: Any,
          arrays: list[Any], scalars: Sequence[Any], load_function: Any, sms: int) -> None:
     operands = [result, *arrays]
@@ -146,7 +155,7 @@ def _run(cupy: Any, kernel: PointwiseKernel, key: str, vec: int, shape: tuple[in
     # emulator: packing the scalar in the input's type made the kernel read a float from a 1-byte argument,
     # so uint8 x / 2 gave inf): Note [Floating dtypes and opmath]. Such an instance outputs that float dtype.
     comp_np = np.dtype(compute_dtype(kernel.promote, key, kernel.instances[key][0]))
-    scalar_args = [comp_np.type(s) for s in scalars]
+    scalar_args = [_scalar_arg(comp_np, s) for s in scalars]
     fn = load_function(kernel.source, f"{kernel.name}__{key}__{path}{bits}", result.device.id)
     if path == "strided":
         args = (index_np(numel), L.pack_strided(mshape, mstrides, bits), *operands, *scalar_args)
