@@ -53,6 +53,19 @@ def get_num_threads() -> int:
     return max(counts) if counts else 1
 
 
+def kernel_threads() -> int:
+    """The threads a fused kernel of G.compile may use (Note [Threads of fused kernels] in
+    runtime/compile/program.py): set_num_threads's value, else OMP_NUM_THREADS or OPENBLAS_NUM_THREADS (the
+    first set), else the CPU count."""
+    if _requested[0] is not None:
+        return _requested[0]
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        value = os.environ.get(var, "").strip().split(",")[0]
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return os.cpu_count() or 1
+
+
 def set_num_interop_threads(num: int) -> None:
     """Record `num` (a positive int) as the inter-op thread count; RuntimeError otherwise."""
     if isinstance(num, bool) or not isinstance(num, int) or num <= 0:

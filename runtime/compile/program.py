@@ -10,8 +10,9 @@ import numpy as np
 
 from runtime import opcall
 from runtime.compile.cpp_build import build
-from runtime.compile.fusion import FusedGroup, groups, render
+from runtime.compile.fusion import FusedGroup, groups
 from runtime.compile.graph import Graph, Node, Value
+from runtime.compile.kernel_render import render
 from runtime.compile.passes import (
     common_subexpressions,
     dead_code_elimination,
@@ -19,6 +20,17 @@ from runtime.compile.passes import (
     fold_constants,
 )
 from runtime.tensor import Tensor
+from runtime.threads import kernel_threads
+
+# Note [Threads of fused kernels]
+# A fused kernel splits its loop over OpenMP threads (rows for a kernel with row values, the flat element
+# range otherwise) when its work (domain elements times passes) is at least THREAD_THRESHOLD and the
+# kernel has no scatter accumulation; it uses runtime.threads.kernel_threads() threads (G.set_num_threads,
+# else OMP_NUM_THREADS or OPENBLAS_NUM_THREADS, else the CPU count), so OPENBLAS_NUM_THREADS=1 keeps it
+# on one thread. The threshold was measured with bench/bench_compile.py --threads (the GELU-residual
+# kernel and a softmax at sizes 2^12..2^20, one thread against two, on the 2-core build machine): below
+# about 2^15 elements starting the team costs more than the second thread saves.
+THREAD_THRESHOLD = 1 << 15
 
 
 def fusion_specs() -> dict[str, Any]:
@@ -48,15 +60,13 @@ class Program:
 
     def _build(self) -> None:
         later = self._used_after()
-        specs = fusion_specs()
         for k, group in enumerate(self.fused):
-            render(group, f"opgen_fused_{k}", specs, later[id(group)])
+            render(group, f"opgen_fused_{k}", later[id(group)])
         self.library = build("\n".join(g.source for g in self.fused))
         for group in self.fused:
             fn = getattr(self.library, group.entry)
-            fn.restype = None
-            fn.argtypes = [ctypes.c_void_p] * (len(group.inputs) + len(group.outputs)
-                                               + (group.reduction is not None))
+            fn.restype = ctypes.c_int
+            fn.argtypes = [ctypes.c_void_p] * (len(group.inputs) + len(group.outputs)) + [ctypes.c_longlong]
             self._calls[id(group)] = fn
 
     def _used_after(self) -> dict[int, set[int]]:
@@ -65,10 +75,8 @@ class Program:
         needed = {v.id for v in self.graph.output_values()}
         for step in reversed(self.steps):
             if isinstance(step, FusedGroup):
-                if step.reduction is not None:  # the group makes its reduction's input itself
-                    needed.discard(step.reduction.outputs[0].id)
-                out[id(step)] = {v.id for n in step.nodes for v in n.outputs} & needed
                 inside = {v.id for n in step.nodes for v in n.outputs}
+                out[id(step)] = inside & needed
                 needed |= {v.id for n in step.nodes for v in n.inputs() if v.id not in inside}
             else:
                 needed |= {v.id for v in step.inputs()}
@@ -89,24 +97,29 @@ class Program:
 
     def _run_group(self, group: FusedGroup, env: dict[int, Any]) -> None:
         ins = [_get(v, env) for v in group.inputs]
-        if not all(tuple(t.shape) == v.shape and (t.numel() <= 1 or tuple(t.stride()) == v.strides)
+        if not all(tuple(t.shape) == v.shape and _same_strides(t, v) and t.dtype is v.dtype
                    and t._data.dtype == t.dtype.np for t, v in zip(ins, group.inputs, strict=True)):
-            for node in group.nodes:  # another layout than at capture: the eager kernels
-                _run_node(node, env)
-            if group.reduction is not None:
-                _run_node(group.reduction, env)
+            self._run_eagerly(group, env)  # another layout than at capture: the eager kernels
             return
-        outs = [np.empty(group.shape, dtype=group.dtype.np) for _ in group.outputs]
-        if group.reduction is not None:
-            reduced = group.reduction.outputs[0]
-            outs.append(np.empty(reduced.shape, dtype=group.dtype.np))
+        outs = [np.empty(v.shape, dtype=v.dtype.np) for v in group.outputs]
         pointers = [t._data.__array_interface__["data"][0] for t in ins] + \
             [a.__array_interface__["data"][0] for a in outs]
-        self._calls[id(group)](*pointers)
-        for v, a in zip(group.outputs, outs, strict=False):
-            env[v.id] = Tensor._wrap(a, group.dtype)
-        if group.reduction is not None:
-            env[reduced.id] = Tensor._wrap(outs[-1], group.dtype)
+        threads = kernel_threads() if group.parallel and group.work >= THREAD_THRESHOLD else 1
+        if self._calls[id(group)](*pointers, threads) != 0:
+            self._run_eagerly(group, env)  # an index out of range: the eager kernels raise their error
+            return
+        for v, a in zip(group.outputs, outs, strict=True):
+            env[v.id] = Tensor._wrap(a, v.dtype)
+
+    @staticmethod
+    def _run_eagerly(group: FusedGroup, env: dict[int, Any]) -> None:
+        for node in group.nodes:
+            _run_node(node, env)
+
+
+def _same_strides(t: Tensor, v: Value) -> bool:
+    """The tensor's strides are the value's where they matter (dims of size 1 are never stepped)."""
+    return all(a == b for a, b, n in zip(t.stride(), v.strides, v.shape, strict=True) if n != 1)
 
 
 def _get(v: Value, env: dict[int, Any]) -> Any:
