@@ -12,8 +12,8 @@ execution promotes; a comparison's is the widest float among its tensors, else i
 is rounded to its dtype, as eager execution rounds, with contraction into fused multiply-adds off. Scalars
 are cast to the computing dtype, as the eager kernels treat a Python number.
 Groups are graph fusion, not runs: in execution order, a fusible node joins the group that makes one of
-its inputs (else one that reads one of its inputs, else one with its output's shape as domain, else a new
-one) when its terms fit the group's domain
+its inputs (else one that reads one of its inputs, else one with its shape as domain whose row dims its
+reductions share, else a new one) when its terms fit the group's domain
 and joining leaves the graph of groups acyclic: no path leads from the group through a node outside it
 to the node's inputs (checked by a search downstream of the group). An in-place op is a barrier no group
 spans. A group holding one pointwise node or one plain reduction is dissolved (NumPy's one pass is as
@@ -237,8 +237,9 @@ def groups(nodes: list[Node], specs: dict[str, Any]) -> list[Node | FusedGroup]:
                     if u not in candidates:
                         candidates.append(u)
             shapes = {v.shape for v in (*node.outputs, *ins)}
+            dims = {t.dims for t in terms if t.kind == "reduce"}
             for u in reversed(built):  # horizontal fusion: independent work over the same domain
-                if u not in candidates and u.g.shape in shapes:
+                if u not in candidates and u.g.shape in shapes and dims <= {u.g.row_dims}:
                     candidates.append(u)
             for u in candidates:
                 if u.g.segment == segment and _acyclic(u, ins, producer, unit, readers) and u.admit(node, terms):
