@@ -5,7 +5,8 @@ opgen's CPU kernels are NumPy calls, and the only ones that run threads are BLAS
 convolutions). `set_num_threads(n)` limits every BLAS library loaded in the process to n threads through
 threadpoolctl and records n, which the runtime reads where it picks a form by thread count (Note [One GEMM
 or one per sample], kernels/conv_ops.py). `get_num_threads()` answers the recorded value, else the BLAS's
-own. Interop threads are kept as a number (opgen runs no interop pool).
+own. Interop threads are kept as a number (opgen runs no interop pool). G.compile's fused C++ kernels run
+OpenMP threads: `kernel_threads()` gives them the recorded value too, else the OpenMP/BLAS environment's.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ stored values, contiguous) steps through as one are merged, so a contiguous kern
 each array's offset is the outer part (once per `o`) plus the inner part (`j` times a stride when D is
 one dim). The inner loop is what the compiler vectorises: plain maps by themselves, sums through
 `omp simd reduction` (which lets them be reassociated), scatters when each `j` writes its own element.
+Checked with -fopt-info-vec-optimized: the GELU-residual's loop, every pass of a softmax and of a layer
+norm, and a sum over the first dim vectorise with 32-byte vectors (AVX2) on the build machine.
 Threads (Note [Threads of fused kernels]) split `o` (row kernels) or the flat element range (the others).
 The kernel returns 0, or 1 when a gathered index (a cross entropy's target) is out of range: the program
 then runs the nodes eagerly, which raise the eager error.

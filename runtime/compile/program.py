@@ -24,13 +24,17 @@ from runtime.threads import kernel_threads
 
 # Note [Threads of fused kernels]
 # A fused kernel splits its loop over OpenMP threads (rows for a kernel with row values, the flat element
-# range otherwise) when its work (domain elements times passes) is at least THREAD_THRESHOLD and the
-# kernel has no scatter accumulation; it uses runtime.threads.kernel_threads() threads (G.set_num_threads,
-# else OMP_NUM_THREADS or OPENBLAS_NUM_THREADS, else the CPU count), so OPENBLAS_NUM_THREADS=1 keeps it
-# on one thread. The threshold was measured with bench/bench_compile.py --threads (the GELU-residual
-# kernel and a softmax at sizes 2^12..2^20, one thread against two, on the 2-core build machine): below
-# about 2^15 elements starting the team costs more than the second thread saves.
-THREAD_THRESHOLD = 1 << 15
+# range otherwise) when its work (domain elements times passes over them) is at least THREAD_THRESHOLD and
+# it has no scatter accumulation; it uses runtime.threads.kernel_threads() threads (G.set_num_threads,
+# else OMP_NUM_THREADS or OPENBLAS_NUM_THREADS, else the CPU count), so OPENBLAS_NUM_THREADS=1 keeps it on
+# one thread. Measured with `python3 bench/bench_compile.py --threads` (the GELU-residual and a row softmax
+# at 2^12..2^20 elements, one thread against two, in one run) on the 2-core build machine under a load
+# average of about 17: two threads lost at every size (about 30 ms per call, the second thread waiting for
+# a time slice; 1.7x slower even at 2^20), so no crossover could be measured there. The threshold is set
+# where one thread takes about 0.5 ms (2^18 elements of the GELU-residual: 0.53 ms in that run), so that
+# on an idle machine, where starting a team costs tens of microseconds, a split never costs more than a
+# few percent; rerun the bench on the target machine to move it.
+THREAD_THRESHOLD = 1 << 18
 
 
 def fusion_specs() -> dict[str, Any]:
