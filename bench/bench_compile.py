@@ -235,7 +235,7 @@ def threads_main() -> None:
             times = []
             for n in (1, 2):
                 program.kernel_threads = lambda n=n: n  # type: ignore[misc]
-                times.append(best(lambda: f(x), 25))
+                times.append(best(lambda f=f, x=x: f(x), 25))
             print(f"  {name:<14} 2^{k:<3} {times[0] * 1e6:9.1f} us {times[1] * 1e6:9.1f} us  "
                   f"ratio {times[1] / times[0]:.2f}")
 
