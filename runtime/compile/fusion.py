@@ -158,7 +158,7 @@ class _Group:
     def _place(self, t: Term) -> bool:
         g = self.g
         if not g.space and not g.shape:
-            shape = t.out.shape if t.kind == "map" else t.args[0].shape
+            shape = t.out.shape if t.kind in ("map", "window") else t.args[0].shape
             if math.prod(shape) == 0 or len(shape) == 0:
                 return False
             g.shape = tuple(shape)
@@ -196,6 +196,11 @@ class _Group:
                 g.space[t.out.id], g.level[t.out.id] = "row", level + 1
             else:
                 g.space[t.out.id], g.level[t.out.id] = "scatter", 1 << 30
+            return True
+        if t.kind == "window":
+            if g.space.get(t.args[0].id) is not None or t.out.shape != g.shape:
+                return False
+            g.space[t.out.id], g.level[t.out.id] = "elem", 0
             return True
         if t.kind == "gather":
             src, index = t.args

@@ -108,8 +108,17 @@ def render(g: FusedGroup, entry: str, used_later: set[int]) -> None:
 
     ext_elem: dict[int, str] = {}  # input id -> access read by element terms
     ext_row: dict[tuple[int, int], str] = {}  # (term index, arg position) -> access of a row term's input
+    windows: dict[int, tuple[str, tuple[int, ...]]] = {}  # window term's value id -> (access, index of its dim)
     for ti, t in enumerate(g.terms):
         out_space = space[t.out.id]
+        if t.kind == "window":
+            a, dim = t.args[0], t.extra["dim"]
+            st = tuple(0 if d == dim or a.shape[d] == 1 else a.strides[d] for d in range(len(S)))
+            name = f"e{len(access)}"
+            access[(a.id, (-1 - ti, *st))] = name
+            access_strides[name] = st
+            windows[t.out.id] = (name, tuple(1 if d == dim else 0 for d in range(len(S))))
+            continue
         for ai, a in enumerate(t.args):
             if a.id in produced:
                 continue
@@ -138,7 +147,8 @@ def render(g: FusedGroup, entry: str, used_later: set[int]) -> None:
         st = strides_on(S, t.dims, t.out.shape, contiguous(t.out.shape), t.out.shape)
         assert st is not None
         scatter_strides[t.out.id] = st
-    arrays = list(access_strides.values()) + list(out_strides.values()) + list(scatter_strides.values())
+    arrays = list(access_strides.values()) + list(out_strides.values()) + list(scatter_strides.values()) \
+        + [ind for _, ind in windows.values()]  # a window's dim keeps a loop of its own
     outer = _coalesce(outer_dims, S, arrays)
     inner = _coalesce(inner_dims, S, arrays)
     n_outer = math.prod(s for s, _ in outer)
@@ -228,7 +238,7 @@ def render(g: FusedGroup, entry: str, used_later: set[int]) -> None:
         need: set[int] = {v.id for v in storing} | {t.args[0].id for t in reducing if t.args[0].id in produced}
         loads: set[int] = {t.args[0].id for t in reducing if t.args[0].id not in produced}
         for t in reversed(g.terms):
-            if t.out.id in need and space[t.out.id] == "elem":
+            if t.out.id in need and space[t.out.id] == "elem" and t.kind != "window":
                 for a in t.args:
                     if a.id not in produced:
                         loads.add(a.id)
@@ -255,7 +265,21 @@ def render(g: FusedGroup, entry: str, used_later: set[int]) -> None:
             body.append(f"{ii}const {ctype(v)} {name}v = {param[vid]}[b_{name} + {where}];")
             local[vid] = f"{name}v"
         for t in g.terms:
-            if t.out.id in need and space[t.out.id] == "elem":
+            if t.out.id in need and space[t.out.id] == "elem" and t.kind == "window":
+                name, indicator = windows[t.out.id]
+                a, x = t.args[0], t.extra
+                d, at = f"{_name(t.out)}_d", f"{_name(t.out)}_at"
+                body.append(f"{ii}const long long {d} = {_offset('o', outer, indicator)} + "
+                            f"{_offset('j', inner, indicator)} - {x['start']}LL;")
+                inside = f"{d} >= 0 && {d} < {x['count'] * x['step']}LL"
+                if x["step"] != 1:
+                    inside += f" && {d} % {x['step']}LL == 0"
+                body.append(f"{ii}const long long {at} = ({inside}) ? {d} / {x['step']}LL : -1;")
+                where = f"b_{name} + {_offset('j', inner, access_strides[name])} + {at} * {a.strides[x['dim']]}LL"
+                body.append(f"{ii}const {ctype(t.out)} {_name(t.out)} = {at} >= 0 ? {param[a.id]}[{where}] : "
+                            f"static_cast<{ctype(t.out)}>(0);")
+                local[t.out.id] = _name(t.out)
+            elif t.out.id in need and space[t.out.id] == "elem":
                 body.append(map_line(t, local, ii))
                 local[t.out.id] = _name(t.out)
         for t in rows_red:

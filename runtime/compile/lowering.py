@@ -23,6 +23,7 @@ FLOATS = ("float32", "float64")
 class Term:
     """One value of a fused kernel. `map`: `expr` is C++ over `{0}`, `{1}` ... (the args, cast to `compute`).
     `reduce`: `how` ("sum", "max", "min") of `args[0]` over its `dims`, divided by `divide` (a mean's count).
+    `window`: `args[0]` placed in a window of one dim of the domain, zeros elsewhere (slice_backward).
     `gather`: `args[0]` (a value of the kernel's domain) at the index `args[1]` (a row value) of the reduced
     dim, `index_limit` its size (an index outside [0, limit) other than `skip` makes the kernel fail)."""
 
@@ -338,9 +339,29 @@ def _to_copy(node: Node) -> list[Term] | None:
     return [Term("map", out, (args["self"],), "{0}", out.dtype, node=node)]
 
 
+def _slice_backward(node: Node) -> list[Term] | None:
+    """Zeros with the gradient in a window of one dim: each element reads the gradient where it falls in the
+    window (a `window` term: `extra` has the dim, first index, count and step)."""
+    args = bound(node)
+    out = node.outputs[0] if len(node.outputs) == 1 else None
+    if args is None or out is None:
+        return None
+    grad, dim, start, end, step = (args.get(k) for k in ("grad_output", "dim", "start", "end", "step"))
+    if not _float_source(grad) or out.dtype is not grad.dtype or not isinstance(dim, int) \
+            or not isinstance(step, int) or step < 1 or len(out.shape) != len(grad.shape):
+        return None
+    dim %= len(out.shape)
+    window = range(*slice(start, end, step).indices(out.shape[dim]))
+    if len(window) != grad.shape[dim] or any(a != b for d, (a, b) in enumerate(zip(grad.shape, out.shape,
+                                                                                    strict=True)) if d != dim):
+        return None
+    return [Term("window", out, (grad,), node=node,
+                 extra={"dim": dim, "start": window.start, "count": len(window), "step": step})]
+
+
 COMPOUND = {"softmax.int": lambda n: _softmax(n, False), "log_softmax.int": lambda n: _softmax(n, True),
             "native_layer_norm": _layer_norm, "layer_norm": _layer_norm, "_cross_entropy_indices": _cross_entropy,
-            "cross_entropy_loss": _cross_entropy, "_to_copy": _to_copy,
+            "cross_entropy_loss": _cross_entropy, "_to_copy": _to_copy, "slice_backward": _slice_backward,
             **{name: _reduction for name in ("sum", "sum.dim_IntList", "mean", "mean.dim", "amax", "amin",
                                              "var.correction")}}
 

@@ -223,3 +223,22 @@ def test_the_thread_count_follows_the_settings(monkeypatch: pytest.MonkeyPatch) 
     assert threads.kernel_threads() == 1
     monkeypatch.setattr(threads, "_requested", [2])
     assert threads.kernel_threads() == 2
+
+
+def test_slice_gradients_are_read_through_a_window_in_the_fused_backward() -> None:
+    def f(x: G.Tensor) -> G.Tensor:
+        a, b, c = x.chunk(3, dim=-1)  # the backward places each gradient in its slice and adds them
+        return G.tanh(a) * b + c[:, ::2].sum(-1, keepdim=True) + x[:, 1:8:3].sum(-1, keepdim=True)
+
+    x = G.randn(4, 9, dtype=G.float64, requires_grad=True)
+    c = G.compile(f)
+    grads = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for fn in (c, c, f):
+            x.grad = None
+            (fn(x) * G.arange(12, dtype=G.float64).reshape(4, 3)).sum().backward()
+            grads.append(x.grad.numpy().copy())
+    np.testing.assert_allclose(grads[1], grads[2], rtol=1e-12, atol=1e-12)
+    (training,) = c.programs
+    assert any(t.kind == "window" for g in training.backward.fused for t in g.terms)
