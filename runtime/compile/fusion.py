@@ -203,14 +203,14 @@ class _Group:
             g.space[t.out.id], g.level[t.out.id] = "elem", 0
             return True
         if t.kind == "gather":
-            src, index = t.args
-            if g.space.get(src.id) is not None or src.shape != g.shape or g.row_dims is None \
+            src, index = t.args  # an element value of the group is recomputed at the index
+            if g.space.get(src.id) not in (None, "elem") or src.shape != g.shape or g.row_dims is None \
                     or len(g.row_dims) != 1 or t.out.shape not in self._row_shapes() \
                     or index.dtype.name != "int64":
                 return False
             if g.space.get(index.id) not in (None, "row") or not self._fits(index, t.out.shape):
                 return False
-            g.space[t.out.id], g.level[t.out.id] = "row", g.level.get(index.id, 0)
+            g.space[t.out.id], g.level[t.out.id] = "row", level
             return True
         return False
 

@@ -213,30 +213,29 @@ def render(g: FusedGroup, entry: str, used_later: set[int]) -> None:
                 else:
                     src, index = t.args
                     ix = row_local.get(index.id, ext_row.get((ti, 1), "") + "v")
-                    sname = ext_elem[src.id]
-                    stride = access_strides[sname][D[0]] if D else 0
                     limit = t.extra["limit"]
-                    body.append(f"{ind}const long long {_name(t.out)}_ix = {ix};")
-                    body.append(f"{ind}if (({_name(t.out)}_ix < 0 || {_name(t.out)}_ix >= {limit}LL) && "
-                                f"{_name(t.out)}_ix != {t.skip}LL) {{\n{ind}  #pragma omp atomic write\n"
-                                f"{ind}  err = 1;\n{ind}}}")
-                    body.append(f"{ind}const {ctype(t.out)} {_name(t.out)} = ({_name(t.out)}_ix < 0 || "
-                                f"{_name(t.out)}_ix >= {limit}LL) ? static_cast<{ctype(t.out)}>(0) : "
-                                f"{param[src.id]}[b_{sname} + {_name(t.out)}_ix * {stride}LL];")
+                    out, ixn = _name(t.out), f"{_name(t.out)}_ix"
+                    body.append(f"{ind}const long long {ixn} = {ix};")
+                    body.append(f"{ind}if (({ixn} < 0 || {ixn} >= {limit}LL) && {ixn} != {t.skip}LL) {{\n"
+                                f"{ind}  #pragma omp atomic write\n{ind}  err = 1;\n{ind}}}")
+                    body.append(f"{ind}{ctype(t.out)} {out} = static_cast<{ctype(t.out)}>(0);")
+                    body.append(f"{ind}if ({ixn} >= 0 && {ixn} < {limit}LL) {{")
+                    body.append(f"{ind}  const long long j = {ixn};")
+                    local = dict(row_local)
+                    elements({src.id}, local, ind + "  ")
+                    body.append(f"{ind}  {out} = {local[src.id]};")
+                    body.append(f"{ind}}}")
                 row_local[t.out.id] = _name(t.out)
                 if t.out.id in out_param:
                     body.append(f"{ind}{out_param[t.out.id]}[o] = {_name(t.out)};")
             if t.kind == "reduce" and space[t.out.id] == "total" and g.level.get(t.args[0].id, 0) == level:
                 body.append(f"{ind}{_name(t.out)}_acc += static_cast<double>({row_local[t.args[0].id]});")
 
-    def elem_pass(phase: int) -> None:
-        reducing = [t for t in g.terms if t.kind == "reduce" and space[t.out.id] in ("row", "scatter")
-                    and phase_of(t) == phase and (space[t.out.id] == "row" or t.out.id in out_param)]
-        storing = [v for v in stored if space[v.id] == "elem" and g.level.get(v.id, 0) == phase]
-        if not reducing and not storing:
-            return
-        need: set[int] = {v.id for v in storing} | {t.args[0].id for t in reducing if t.args[0].id in produced}
-        loads: set[int] = {t.args[0].id for t in reducing if t.args[0].id not in produced}
+    def elements(need: set[int], local: dict[int, str], ii: str) -> None:
+        """Lines computing the element values `need` (ids of the group's values or inputs) at inner index j,
+        with what they read: the inputs loaded, the terms in order."""
+        loads: set[int] = {vid for vid in need if vid not in produced}
+        need = {vid for vid in need if vid in produced}
         for t in reversed(g.terms):
             if t.out.id in need and space[t.out.id] == "elem" and t.kind != "window":
                 for a in t.args:
@@ -244,20 +243,6 @@ def render(g: FusedGroup, entry: str, used_later: set[int]) -> None:
                         loads.add(a.id)
                     elif space[a.id] == "elem":
                         need.add(a.id)
-        rows_red = [t for t in reducing if space[t.out.id] == "row"]
-        scat = [t for t in reducing if space[t.out.id] == "scatter"]
-        for t in rows_red:
-            init = "0.0" if t.how == "sum" else f"static_cast<{ctype(t.out)}>({'-' if t.how == 'max' else ''}INFINITY)"
-            kind = "double" if t.how == "sum" else ctype(t.out)
-            body.append(f"{ind}{kind} {_name(t.out)}_acc = {init};")
-        sums = [f"{_name(t.out)}_acc" for t in rows_red if t.how == "sum"]
-        simd = all(t.how == "sum" for t in rows_red) and (not scat or inner_moves)
-        j_range = ("j0", "j1") if not rows else ("0", f"{n_inner}LL")
-        if simd:
-            body.append(f"{ind}#pragma omp simd" + (f" reduction(+:{', '.join(sums)})" if sums else ""))
-        body.append(f"{ind}for (long long j = {j_range[0]}; j < {j_range[1]}; ++j) {{")
-        local = dict(row_local)
-        ii = ind + "  "
         for vid in sorted(loads, key=lambda i: [v.id for v in inputs].index(i)):
             name = ext_elem[vid]
             v = next(w for w in inputs if w.id == vid)
@@ -282,6 +267,28 @@ def render(g: FusedGroup, entry: str, used_later: set[int]) -> None:
             elif t.out.id in need and space[t.out.id] == "elem":
                 body.append(map_line(t, local, ii))
                 local[t.out.id] = _name(t.out)
+
+    def elem_pass(phase: int) -> None:
+        reducing = [t for t in g.terms if t.kind == "reduce" and space[t.out.id] in ("row", "scatter")
+                    and phase_of(t) == phase and (space[t.out.id] == "row" or t.out.id in out_param)]
+        storing = [v for v in stored if space[v.id] == "elem" and g.level.get(v.id, 0) == phase]
+        if not reducing and not storing:
+            return
+        rows_red = [t for t in reducing if space[t.out.id] == "row"]
+        scat = [t for t in reducing if space[t.out.id] == "scatter"]
+        for t in rows_red:
+            init = "0.0" if t.how == "sum" else f"static_cast<{ctype(t.out)}>({'-' if t.how == 'max' else ''}INFINITY)"
+            kind = "double" if t.how == "sum" else ctype(t.out)
+            body.append(f"{ind}{kind} {_name(t.out)}_acc = {init};")
+        sums = [f"{_name(t.out)}_acc" for t in rows_red if t.how == "sum"]
+        simd = all(t.how == "sum" for t in rows_red) and (not scat or inner_moves)
+        j_range = ("j0", "j1") if not rows else ("0", f"{n_inner}LL")
+        if simd:
+            body.append(f"{ind}#pragma omp simd" + (f" reduction(+:{', '.join(sums)})" if sums else ""))
+        body.append(f"{ind}for (long long j = {j_range[0]}; j < {j_range[1]}; ++j) {{")
+        local = dict(row_local)
+        ii = ind + "  "
+        elements({v.id for v in storing} | {t.args[0].id for t in reducing}, local, ii)
         for t in rows_red:
             x = local[t.args[0].id]
             acc = f"{_name(t.out)}_acc"
