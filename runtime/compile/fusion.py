@@ -13,9 +13,9 @@ is rounded to its dtype, as eager execution rounds, with contraction into fused 
 are cast to the computing dtype, as the eager kernels treat a Python number.
 Groups are graph fusion, not runs: in execution order, a fusible node joins the group that makes one of
 its inputs (else one that reads one of its inputs, else one with its shape as domain whose row dims its
-reductions share, else a new one) when its terms fit the group's domain
-and joining leaves the graph of groups acyclic: no path leads from the group through a node outside it
-to the node's inputs (checked by a search downstream of the group). An in-place op is a barrier no group
+reductions share, or that has none yet when they reduce trailing dims, else a new one) when its terms fit
+the group's domain and joining leaves the graph of groups acyclic: no path leads from the group through a
+node outside it to the node's inputs (checked by a search downstream of the group). An in-place op is a barrier no group
 spans. A group holding one pointwise node or one plain reduction is dissolved (NumPy's one pass is as
 good). The groups and remaining nodes then run in a topological order of the graph of groups. Every
 value a group stores is a new contiguous array.
@@ -243,8 +243,11 @@ def groups(nodes: list[Node], specs: dict[str, Any]) -> list[Node | FusedGroup]:
                         candidates.append(u)
             shapes = {v.shape for v in (*node.outputs, *ins)}
             dims = {t.dims for t in terms if t.kind == "reduce"}
+            rowwise = all(d == tuple(range(len(t.args[0].shape) - len(d), len(t.args[0].shape)))
+                          for t in terms if t.kind == "reduce" for d in [t.dims])
             for u in reversed(built):  # horizontal fusion: independent work over the same domain
-                if u not in candidates and u.g.shape in shapes and dims <= {u.g.row_dims}:
+                if u not in candidates and u.g.shape in shapes \
+                        and (dims <= {u.g.row_dims} or (u.g.row_dims is None and rowwise)):
                     candidates.append(u)
             for u in candidates:
                 if u.g.segment == segment and _acyclic(u, ins, producer, unit, readers) and u.admit(node, terms):
