@@ -15,6 +15,12 @@ the same run:
 Goals (issue 25): GELU compiled <= 0.8x torch.compile's time and <= 0.3x opgen eager's; transformer block and
 MLP step <= 0.6x PyTorch eager; a cached compile in a new process within 0.5 s.
 Run with OPENBLAS_NUM_THREADS=1 (PyTorch is set to one thread here).
+
+    python3 bench/bench_compile.py --threads
+
+measures the fused kernels (the GELU-residual, a scaled softmax over rows of 256) at 2^12..2^20 elements on
+one thread and on two, in one run: the size from which two threads win is THREAD_THRESHOLD in
+runtime/compile/program.py (Note [Threads of fused kernels]).
 """
 
 from __future__ import annotations
@@ -214,6 +220,29 @@ def training_main() -> None:
           f"{first:.2f} s (goal <= 10 s)")
 
 
+def threads_main() -> None:
+    import generated as G
+    from runtime.compile import program
+
+    program.THREAD_THRESHOLD = 0
+    print("fused kernel time, one thread / two threads (median of 25):")
+    for name, fn in (("GELU-residual", lambda t: gelu(t, G.tanh)),
+                     ("softmax rows", lambda t: G.nn.functional.softmax(t * 0.125, dim=-1))):
+        for k in range(12, 21, 2):
+            x = G.randn(2 ** k // 256, 256)
+            f = G.compile(fn)
+            f(x)
+            times = []
+            for n in (1, 2):
+                program.kernel_threads = lambda n=n: n  # type: ignore[misc]
+                times.append(best(lambda f=f, x=x: f(x), 25))
+            print(f"  {name:<14} 2^{k:<3} {times[0] * 1e6:9.1f} us {times[1] * 1e6:9.1f} us  "
+                  f"ratio {times[1] / times[0]:.2f}")
+
+
 if __name__ == "__main__":
-    main()
-    training_main()
+    if "--threads" in sys.argv:
+        threads_main()
+    else:
+        main()
+        training_main()

@@ -11,8 +11,9 @@ import numpy as np
 from runtime import opcall
 from runtime.compile.cpp_build import build
 from runtime.compile.cuda_fusion import CudaKernels, cuda_groups, graph_device
-from runtime.compile.fusion import FusedGroup, groups, render
+from runtime.compile.fusion import FusedGroup, groups
 from runtime.compile.graph import Graph, Node, Value
+from runtime.compile.kernel_render import render
 from runtime.compile.passes import (
     common_subexpressions,
     dead_code_elimination,
@@ -20,6 +21,21 @@ from runtime.compile.passes import (
     fold_constants,
 )
 from runtime.tensor import Tensor
+from runtime.threads import kernel_threads
+
+# Note [Threads of fused kernels]
+# A fused kernel splits its loop over OpenMP threads (rows for a kernel with row values, the flat element
+# range otherwise) when its work (domain elements times passes over them) is at least THREAD_THRESHOLD and
+# it has no scatter accumulation; it uses runtime.threads.kernel_threads() threads (G.set_num_threads,
+# else OMP_NUM_THREADS or OPENBLAS_NUM_THREADS, else the CPU count), so OPENBLAS_NUM_THREADS=1 keeps it on
+# one thread. Measured with `python3 bench/bench_compile.py --threads` (the GELU-residual and a row softmax
+# at 2^12..2^20 elements, one thread against two, in one run) on the 2-core build machine under a load
+# average of about 17: two threads lost at every size (about 30 ms per call, the second thread waiting for
+# a time slice; 1.7x slower even at 2^20), so no crossover could be measured there. The threshold is set
+# where one thread takes about 0.5 ms (2^18 elements of the GELU-residual: 0.53 ms in that run), so that
+# on an idle machine, where starting a team costs tens of microseconds, a split never costs more than a
+# few percent; rerun the bench on the target machine to move it.
+THREAD_THRESHOLD = 1 << 18
 
 
 def fusion_specs() -> dict[str, Any]:
@@ -46,25 +62,27 @@ class Program:
         self.fused = [s for s in self.steps if isinstance(s, FusedGroup)]
         self.library: Any = None
         self._calls: dict[int, Any] = {}
+        self._runners: dict[int, Any] = {}
         if self.fused:
             self._build()
         self._plans = {id(s): _plan(s) for s in self.steps if isinstance(s, Node)}
 
     def _build(self) -> None:
         later = self._used_after()
-        specs = fusion_specs()
         if self.device is not None:
-            self.cuda = CudaKernels(self.fused, later, specs, self.device)
+            self.cuda = CudaKernels(self.fused, later, fusion_specs(), self.device)
+            for group in self.fused:
+                self._runners[id(group)] = self._cuda_runner(group, self.cuda)
             return
         for k, group in enumerate(self.fused):
-            render(group, f"opgen_fused_{k}", specs, later[id(group)])
+            render(group, f"opgen_fused_{k}", later[id(group)])
         self.library = build("\n".join(g.source for g in self.fused))
         for group in self.fused:
             fn = getattr(self.library, group.entry)
-            fn.restype = None
-            fn.argtypes = [ctypes.c_void_p] * (len(group.inputs) + len(group.outputs)
-                                               + (group.reduction is not None))
+            fn.restype = ctypes.c_int
+            fn.argtypes = [ctypes.c_void_p] * (len(group.inputs) + len(group.outputs)) + [ctypes.c_longlong]
             self._calls[id(group)] = fn
+            self._runners[id(group)] = self._runner(group, fn)
 
     def _used_after(self) -> dict[int, set[int]]:
         """For each fused group, the ids of its values read by a later step or returned."""
@@ -72,10 +90,8 @@ class Program:
         needed = {v.id for v in self.graph.output_values()}
         for step in reversed(self.steps):
             if isinstance(step, FusedGroup):
-                if step.reduction is not None:  # the group makes its reduction's input itself
-                    needed.discard(step.reduction.outputs[0].id)
-                out[id(step)] = {v.id for n in step.nodes for v in n.outputs} & needed
                 inside = {v.id for n in step.nodes for v in n.outputs}
+                out[id(step)] = inside & needed
                 needed |= {v.id for n in step.nodes for v in n.inputs() if v.id not in inside}
             else:
                 needed |= {v.id for v in step.inputs()}
@@ -91,34 +107,71 @@ class Program:
         env: dict[int, Any] = {v.id: t for v, t in zip(self.graph.inputs, inputs, strict=True)}
         for step in self.steps:
             if isinstance(step, FusedGroup):
-                self._run_group(step, env)
+                self._runners[id(step)](env)
             else:
                 self._plans[id(step)](env)
         return _materialize(self.graph.output, env)
 
+    def _runner(self, group: FusedGroup, fn: Any) -> Any:
+        """A function running the group's kernel on an environment: the inputs checked against the layout
+        the kernel was written for by their arrays' shapes, byte strides and dtypes (the careful check of
+        `_run_group` only when those differ)."""
+        expected = [(v.id, v.external, v.shape, tuple(s * v.dtype.itemsize for s in v.strides), v.dtype.np)
+                    for v in group.inputs]
+        outs = [(v.id, v.shape, v.dtype.np, v.dtype) for v in group.outputs]
+        parallel = group.parallel and group.work >= THREAD_THRESHOLD
+        empty, wrap = np.empty, Tensor._wrap
+
+        def run(env: dict[int, Any]) -> None:
+            pointers = []
+            for vid, external, shape, strides, npd in expected:
+                a = (external if external is not None else env[vid])._data
+                if a.shape != shape or a.strides != strides or a.dtype != npd:
+                    self._run_group(group, env)
+                    return
+                pointers.append(a.__array_interface__["data"][0])
+            arrays = [empty(shape, npd) for _, shape, npd, _ in outs]
+            pointers += [a.__array_interface__["data"][0] for a in arrays]
+            if fn(*pointers, kernel_threads() if parallel else 1) != 0:
+                self._run_eagerly(group, env)  # an index out of range: the eager kernels raise their error
+                return
+            for (vid, _, _, dtype), a in zip(outs, arrays, strict=True):
+                env[vid] = wrap(a, dtype)
+        return run
+
+    @classmethod
+    def _cuda_runner(cls, group: FusedGroup, cuda: CudaKernels) -> Any:
+        """A function launching a CUDA group's kernels; its nodes' kernels where they refuse the inputs."""
+        def run(env: dict[int, Any]) -> None:
+            if not cuda.run(group, [_get(v, env) for v in group.inputs], env):
+                cls._run_eagerly(group, env)
+        return run
+
     def _run_group(self, group: FusedGroup, env: dict[int, Any]) -> None:
         ins = [_get(v, env) for v in group.inputs]
-        if self.cuda is not None and self.cuda.run(group, ins, env):
+        if not all(tuple(t.shape) == v.shape and _same_strides(t, v) and t.dtype is v.dtype
+                   and t._data.dtype == t.dtype.np for t, v in zip(ins, group.inputs, strict=True)):
+            self._run_eagerly(group, env)  # another layout than at capture: the eager kernels
             return
-        if self.cuda is not None or not all(  # CUDA: the kernels refused these inputs (cuda_fusion.py)
-                tuple(t.shape) == v.shape and (t.numel() <= 1 or tuple(t.stride()) == v.strides)
-                and t._data.dtype == t.dtype.np for t, v in zip(ins, group.inputs, strict=True)):
-            for node in group.nodes:  # another layout than at capture: the eager kernels
-                _run_node(node, env)
-            if group.reduction is not None:
-                _run_node(group.reduction, env)
-            return
-        outs = [np.empty(group.shape, dtype=group.dtype.np) for _ in group.outputs]
-        if group.reduction is not None:
-            reduced = group.reduction.outputs[0]
-            outs.append(np.empty(reduced.shape, dtype=group.dtype.np))
+        outs = [np.empty(v.shape, dtype=v.dtype.np) for v in group.outputs]
         pointers = [t._data.__array_interface__["data"][0] for t in ins] + \
             [a.__array_interface__["data"][0] for a in outs]
-        self._calls[id(group)](*pointers)
-        for v, a in zip(group.outputs, outs, strict=False):
-            env[v.id] = Tensor._wrap(a, group.dtype)
-        if group.reduction is not None:
-            env[reduced.id] = Tensor._wrap(outs[-1], group.dtype)
+        threads = kernel_threads() if group.parallel and group.work >= THREAD_THRESHOLD else 1
+        if self._calls[id(group)](*pointers, threads) != 0:
+            self._run_eagerly(group, env)  # an index out of range: the eager kernels raise their error
+            return
+        for v, a in zip(group.outputs, outs, strict=True):
+            env[v.id] = Tensor._wrap(a, v.dtype)
+
+    @staticmethod
+    def _run_eagerly(group: FusedGroup, env: dict[int, Any]) -> None:
+        for node in group.nodes:
+            _run_node(node, env)
+
+
+def _same_strides(t: Tensor, v: Value) -> bool:
+    """The tensor's strides are the value's where they matter (dims of size 1 are never stepped)."""
+    return all(a == b for a, b, n in zip(t.stride(), v.strides, v.shape, strict=True) if n != 1)
 
 
 def _get(v: Value, env: dict[int, Any]) -> Any:
