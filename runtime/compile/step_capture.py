@@ -66,10 +66,10 @@ def _subclasses(cls: type) -> Iterator[type]:
 
 
 class OptimizerStep:
-    """The graph operator of one `optimizer.step()`: args (parameters, their gradients), both lists of values;
-    the parameters and the optimizer's state are written in place."""
+    """The graph operator of one `optimizer.step()`: args (every parameter of the optimizer, its gradient or
+    None), lists of values; the parameters and the optimizer's state are written in place."""
 
-    schema = "optimizer_step(Tensor(a!)[] params, Tensor[] grads) -> ()"
+    schema = "optimizer_step(Tensor(a!)[] params, Tensor?[] grads) -> ()"
 
     def __init__(self, optimizer: Any, step: Callable[..., Any]) -> None:
         self.optimizer, self._step = optimizer, step
@@ -240,15 +240,13 @@ class StepEffects:
         if getattr(opt, "_step_pre_hooks", None) or getattr(opt, "_step_post_hooks", None):
             raise GraphBreak(f"{name}.step() has step hooks (Python run around the update)")
         self.used = True
-        params = []
-        for group in opt.param_groups:
-            for p in group["params"]:
-                self.touch(p)
-                if p._grad is not None:
-                    params.append(p)
+        params = [p for group in opt.param_groups for p in group["params"]]
+        for p in params:
+            self.touch(p)
         self.undo.save_optimizer(opt)
-        grads = [p._grad for p in params]
-        args = [[self.trace.value_of(p) for p in params], [self.trace.value_of(g) for g in grads]]
+        # every parameter's gradient as the step sees it, None included (the update skips those)
+        args = [[self.trace.value_of(p) for p in params],
+                [None if p._grad is None else self.trace.value_of(p._grad) for p in params]]
         with suspended():
             original(opt, None)
         node = self.trace.record(OptimizerStep(opt, original), args, [])
