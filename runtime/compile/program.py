@@ -12,6 +12,7 @@ from runtime import opcall
 from runtime.compile.cpp_build import build
 from runtime.compile.fusion import FusedGroup, groups, render
 from runtime.compile.graph import Graph, Node, Value
+from runtime.compile.lowering import lower
 from runtime.compile.passes import (
     common_subexpressions,
     dead_code_elimination,
@@ -138,6 +139,9 @@ def _plan(node: Node) -> Any:
     general path)."""
     if any(isinstance(a, list | tuple | dict) and any(isinstance(b, Value) for b in _flatten(a)) for a in node.args):
         return lambda env: _run_node(node, env)
+    lowered = lower(node)
+    if lowered is not None:
+        return _lowered_plan(node, lowered)
     template = list(node.args)
     slots = [(i, a) for i, a in enumerate(template) if isinstance(a, Value)]
     free = [(i, a.external) for i, a in slots if a.external is not None]
@@ -158,6 +162,25 @@ def _plan(node: Node) -> Any:
         else:
             for vid, t in zip(outs, result, strict=True):
                 env[vid] = t
+    return run
+
+
+def _lowered_plan(node: Node, fn: Any) -> Any:
+    """`_plan` of a node that runs as a NumPy expression on the arrays (Note [Lowered nodes])."""
+    template = list(node.args)
+    slots = [(i, a) for i, a in enumerate(template) if isinstance(a, Value)]
+    free = [(i, a.external) for i, a in slots if a.external is not None]
+    bound = [(i, a.id) for i, a in slots if a.external is None]
+    out, dtype = node.outputs[0].id, node.outputs[0].dtype
+    wrap = Tensor._wrap
+
+    def run(env: dict[int, Any]) -> None:
+        args = template.copy()
+        for i, t in free:
+            args[i] = t._data
+        for i, vid in bound:
+            args[i] = env[vid]._data
+        env[out] = wrap(fn(args), dtype)
     return run
 
 
