@@ -1,0 +1,184 @@
+"""A compiled program as one generated Python function (Note [The program as one function]).
+
+Note [The program as one function]
+Walking the steps at every call (a dict of values, a closure per node, a Tensor per result) costs more
+than many of the steps themselves on small graphs, so a Program's steps are written out once, when it is
+made, as the source of one Python function: every value is a local variable, held as the array that
+lowered nodes and fused kernels read (Note [Lowered nodes]) and wrapped into a Tensor only where an
+operator call or the result needs one; operator calls are made with their constant arguments in place;
+a fused group is one call of its C++ function on the arrays' addresses. A fused group's input of another
+layout than at capture (the guards do not cover the strides of every intermediate value) runs the group's
+nodes through their operators instead. After an operator that writes into its arguments, the arrays of
+those arguments are read again from their tensors. The function is compiled by `compile()` and kept on
+the Program; `debug=True` prints its source beside the graph's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from runtime.compile.fusion import FusedGroup
+from runtime.compile.graph import Node, Value
+from runtime.compile.lowering import lower
+from runtime.compile.passes import mutates
+from runtime.tensor import Tensor
+
+
+def group_runner(group: FusedGroup, call: Any) -> Any:
+    """A function of the group's input arrays returning its output arrays (and its reduction's last)."""
+    layouts = [(v.shape, tuple(s * np.dtype(v.dtype.np).itemsize for s in v.strides), np.dtype(v.dtype.np),
+                _numel(v.shape) <= 1) for v in group.inputs]
+    dtype = np.dtype(group.dtype.np)
+    shapes = [group.shape] * len(group.outputs)
+    if group.reduction is not None:
+        shapes.append(group.reduction.outputs[0].shape)
+    empty = np.empty
+
+    def run(*arrays: np.ndarray) -> list[np.ndarray]:
+        for a, (shape, strides, dt, scalar) in zip(arrays, layouts, strict=True):
+            if a.shape != shape or a.dtype != dt or (not scalar and a.strides != strides):
+                return _eager_group(group, arrays)
+        outs = [empty(s, dtype=dtype) for s in shapes]
+        call(*[a.__array_interface__["data"][0] for a in arrays],
+             *[o.__array_interface__["data"][0] for o in outs])
+        return outs
+    return run
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _eager_group(group: FusedGroup, arrays: tuple[np.ndarray, ...]) -> list[np.ndarray]:
+    env: dict[int, Any] = {v.id: Tensor._wrap(a, v.dtype) for v, a in zip(group.inputs, arrays, strict=True)}
+    nodes = group.nodes + ([group.reduction] if group.reduction is not None else [])
+    for node in nodes:
+        args = _resolve(node.args, env)
+        env[node.outputs[0].id] = node.op.call(*args)
+    outs = [env[v.id]._data for v in group.outputs]
+    if group.reduction is not None:
+        outs.append(env[group.reduction.outputs[0].id]._data)
+    return outs
+
+
+def _resolve(x: Any, env: dict[int, Any]) -> Any:
+    if isinstance(x, Value):
+        return x.external if x.external is not None else env[x.id]
+    if isinstance(x, list | tuple):
+        return type(x)(_resolve(a, env) for a in x)
+    if isinstance(x, dict):
+        return {k: _resolve(v, env) for k, v in x.items()}
+    return x
+
+
+LOWER = True  # Note [Lowered nodes]; off only to measure what lowering gains
+
+
+class _Writer:
+    def __init__(self, inputs: list[Value]) -> None:
+        self.lines: list[str] = []
+        self.ns: dict[str, Any] = {"wrap": Tensor._wrap}
+        self.tensor: dict[int, str] = {}  # value id -> the local (or namespace name) holding its Tensor
+        self.array: dict[int, str] = {}  # value id -> the local holding its array
+        for v in inputs:
+            self.tensor[v.id] = f"t{v.id}"
+
+    def const(self, x: Any, prefix: str = "k") -> str:
+        name = f"{prefix}{len(self.ns)}"
+        self.ns[name] = x
+        return name
+
+    def tensor_of(self, v: Value) -> str:
+        if v.external is not None:
+            name = self.tensor.get(v.id)
+            if name is None:
+                name = self.tensor[v.id] = self.const(v.external, "e")
+            return name
+        name = self.tensor.get(v.id)
+        if name is None:
+            name = self.tensor[v.id] = f"t{v.id}"
+            self.lines.append(f"t{v.id} = wrap(a{v.id}, {self.const(v.dtype, 'd')})")
+        return name
+
+    def array_of(self, v: Value) -> str:
+        if v.external is not None:
+            return f"{self.tensor_of(v)}._data"
+        name = self.array.get(v.id)
+        if name is None:
+            name = self.array[v.id] = f"a{v.id}"
+            self.lines.append(f"a{v.id} = {self.tensor[v.id]}._data")
+        return name
+
+    def expr(self, x: Any, as_array: bool) -> str:
+        if isinstance(x, Value):
+            return self.array_of(x) if as_array else self.tensor_of(x)
+        if isinstance(x, list):
+            return "[" + "".join(self.expr(a, as_array) + ", " for a in x) + "]"
+        if isinstance(x, tuple):
+            return "(" + "".join(self.expr(a, as_array) + ", " for a in x) + ")"
+        if isinstance(x, dict):
+            return "{" + "".join(f"{self.const(k)}: {self.expr(a, as_array)}, " for k, a in x.items()) + "}"
+        if x is None or isinstance(x, bool | int | str) or (isinstance(x, float) and x == x and abs(x) != float("inf")):
+            return repr(x)
+        return self.const(x)
+
+    def node(self, node: Node) -> None:
+        fn = lower(node) if LOWER else None
+        if fn is not None:
+            out = node.outputs[0]
+            args = "[" + "".join(self.expr(a, True) + ", " for a in node.args) + "]"
+            self.lines.append(f"a{out.id} = {self.const(fn, 'f')}({args})")
+            self.array[out.id] = f"a{out.id}"
+            self.tensor.pop(out.id, None)
+            return
+        call = self.const(node.op.call, "op")
+        args = "".join(self.expr(a, False) + ", " for a in node.args)
+        outs = node.outputs
+        if node.result_kind == "tensor":
+            self.lines.append(f"t{outs[0].id} = {call}({args})")
+        elif outs:
+            names = "".join(f"t{v.id}, " for v in outs)
+            self.lines.append(f"{names}= {call}({args})")
+        else:
+            self.lines.append(f"{call}({args})")
+        for v in outs:
+            self.tensor[v.id] = f"t{v.id}"
+            self.array.pop(v.id, None)
+        if mutates(node):  # its arguments' arrays are read again from their tensors
+            for v in node.inputs():
+                if v.external is None and v.id in self.array and v.id in self.tensor:
+                    del self.array[v.id]
+
+    def group(self, group: FusedGroup, call: Any) -> None:
+        runner = self.const(group_runner(group, call), "g")
+        args = "".join(self.array_of(v) + ", " for v in group.inputs)
+        outs = [v.id for v in group.outputs] + ([group.reduction.outputs[0].id] if group.reduction is not None else [])
+        names = "".join(f"a{i}, " for i in outs)
+        self.lines.append(f"{names}= {runner}({args})" if outs else f"{runner}({args})")
+        for i in outs:
+            self.array[i] = f"a{i}"
+            self.tensor.pop(i, None)
+
+
+def make_runner(steps: list[Node | FusedGroup], inputs: list[Value], output: Any,
+                calls: dict[int, Any]) -> tuple[Any, str]:
+    """The function `run(inputs) -> output` of Note [The program as one function], and its source."""
+    w = _Writer(inputs)
+    for step in steps:
+        if isinstance(step, FusedGroup):
+            w.group(step, calls[id(step)])
+        else:
+            w.node(step)
+    result = w.expr(output, False)
+    params = "".join(f"t{v.id}, " for v in inputs)
+    body = [f"({params}) = inputs"] if inputs else []
+    body += w.lines + [f"return {result}"]
+    source = "def run(inputs):\n" + "".join(f"    {line}\n" for line in body)
+    code = compile(source, "<G.compile program>", "exec")
+    exec(code, w.ns)
+    return w.ns["run"], source
