@@ -15,9 +15,11 @@ subclass that defines its own `step` breaking the capture) and `LRScheduler.step
   None, assigned to the leaf after every run (so `opt.zero_grad()` is captured as what it does).
 - `optimizer.step()` (no closure, no step hooks) becomes one node, `optimizer_step`, that reads the
   parameters' gradients (graph values) and writes the parameters and the optimizer's state in place: at
-  every run it gives those parameters their gradients and runs the optimizer's own update, which reads
-  the hyper-parameters (`lr`, betas, ...) and the step counters from `param_groups` and `state` then, so
-  an lr scheduler stepped between calls is honoured and nothing of the optimizer is a constant.
+  every run it gives those parameters their gradients and runs the optimizer's update, which reads the
+  hyper-parameters (`lr`, betas, ...) and the step counters from `param_groups` and `state` then, so an
+  lr scheduler stepped between calls is honoured and nothing of the optimizer is a constant. For SGD and
+  Adam/AdamW the update is a fused C++ loop per parameter (Note [Fused optimizer updates] in
+  fused_update.py), for the others the optimizer's own `_update`.
 - An lr scheduler stepped inside the function, a closure optimizer (LBFGS), step hooks and
   `autograd.backward(...)` called directly end the capture with the reason.
 Capture runs the function for real, so its effects are logged on the way (`Undo`): the arrays of
@@ -71,15 +73,24 @@ class OptimizerStep:
 
     schema = "optimizer_step(Tensor(a!)[] params, Tensor?[] grads) -> ()"
 
-    def __init__(self, optimizer: Any, step: Callable[..., Any]) -> None:
+    def __init__(self, optimizer: Any, step: Callable[..., Any], fuse: bool = True) -> None:
+        from runtime.compile import fused_update
+
         self.optimizer, self._step = optimizer, step
         self.name = f"optimizer_step[{type(optimizer).__name__}]"
+        rule = fused_update.rule_of(optimizer) if fuse else None
+        self.rule = rule if rule is not None and fused_update.available() else None
 
     def call(self, params: list[Tensor], grads: list[Tensor]) -> list[Tensor]:
+        from runtime.compile import fused_update
+
         for p, g in zip(params, grads, strict=True):
             p._grad = g
+        opt = self.optimizer
         with no_grad():
-            self._step(self.optimizer, None)
+            if self.rule is None or opt._step_pre_hooks or opt._step_post_hooks \
+                    or not fused_update.run(opt, self.rule):  # Note [Fused optimizer updates]
+                self._step(opt, None)
         return []
 
 
