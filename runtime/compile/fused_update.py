@@ -113,16 +113,20 @@ _I = ctypes.c_int
 _L = ctypes.c_longlong
 
 
+_FUNCTIONS: dict[np.dtype, tuple[Any, Any]] = {}  # dtype -> (its sgd loop, its adam loop)
+
+
 @functools.cache
 def _library() -> Any:
     from runtime.compile.cpp_build import build
 
     lib = build("#include <cmath>\n" + _SOURCE)
-    for suffix in _SUFFIX.values():
-        fn = getattr(lib, f"opgen_sgd_{suffix}")
-        fn.restype, fn.argtypes = None, [_P, _P, _P, _L, _D, _D, _D, _D, _I, _I]
-        fn = getattr(lib, f"opgen_adam_{suffix}")
-        fn.restype, fn.argtypes = None, [_P, _P, _P, _P, _P, _L, _D, _D, _D, _D, _D, _D, _D, _I, _I]
+    for dtype, suffix in _SUFFIX.items():
+        sgd = getattr(lib, f"opgen_sgd_{suffix}")
+        sgd.restype, sgd.argtypes = None, [_P, _P, _P, _L, _D, _D, _D, _D, _I, _I]
+        adam = getattr(lib, f"opgen_adam_{suffix}")
+        adam.restype, adam.argtypes = None, [_P, _P, _P, _P, _P, _L, _D, _D, _D, _D, _D, _D, _D, _I, _I]
+        _FUNCTIONS[dtype] = (sgd, adam)
     return lib
 
 
@@ -138,80 +142,87 @@ def available() -> bool:
     return True
 
 
-def _address(t: Tensor | None, like: np.ndarray) -> int | None:
-    """The address of `t`'s array when it is a contiguous host array of `like`'s dtype and shape."""
-    if t is None:
-        return None
-    a = t._data
-    if a.__class__ is not np.ndarray or a.dtype != like.dtype or a.shape != like.shape or not a.flags.c_contiguous:
-        return None
-    return a.__array_interface__["data"][0]
+_char_at = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
 
 
-def _number(x: Any) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool)
+def address(a: np.ndarray) -> int:
+    """The address of an array's first element (a third of the time `__array_interface__` takes)."""
+    try:
+        return _addressof(_char_at(a))
+    except (TypeError, ValueError):  # read-only or not C-contiguous
+        return a.__array_interface__["data"][0]
+
+
+def _fits(x: Any, a: np.ndarray) -> bool:
+    """`x` (an array) is a contiguous host array of `a`'s dtype and shape."""
+    return x.__class__ is np.ndarray and x.dtype is a.dtype and x.shape == a.shape and x.flags.c_contiguous
+
+
+def _numbers(*xs: Any) -> bool:
+    return all(x.__class__ is float or x.__class__ is int for x in xs)
 
 
 def run(opt: Any, rule: str) -> bool:
     """One update of every parameter with a gradient by the fused loop; False (nothing done) where the
     conditions of Note [Fused optimizer updates] do not hold."""
-    plan = []
+    _library()
+    work: list[Any] = []
+    sgd = rule == "sgd"
     for group in opt.param_groups:
+        if sgd:
+            lr, momentum, dampening, wd = group["lr"], group["momentum"], group["dampening"], group["weight_decay"]
+            if not _numbers(lr, momentum, dampening, wd):
+                return False
+            flags = (int(group["nesterov"]), int(group["maximize"]))
+        else:
+            lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+            amsgrad = group.get("amsgrad")
+            if not _numbers(lr, beta1, beta2, eps, wd):
+                return False
+            decoupled = bool(group.get("decoupled_weight_decay", getattr(opt, "decoupled_weight_decay", False)))
+            flags = (int(decoupled), int(group["maximize"]))
         for p in group["params"]:
             g = p._grad
             if g is None:
                 continue
-            a = p._data
-            suffix = _SUFFIX.get(a.dtype) if a.__class__ is np.ndarray and a.flags.c_contiguous else None
-            ga = _address(g, a) if suffix else None
-            if ga is None:
+            a, ga = p._data, g._data
+            fn = _FUNCTIONS.get(a.dtype) if a.__class__ is np.ndarray and a.flags.c_contiguous else None
+            if fn is None or not _fits(ga, a):
                 return False
             state = opt.state.get(p)
-            if rule == "sgd":
-                if not all(_number(group[k]) for k in ("lr", "momentum", "dampening", "weight_decay")):
-                    return False
+            if sgd:
                 buf = None
-                if group["momentum"] != 0:
-                    buf = _address(state.get("momentum_buffer") if state else None, a)
-                    if buf is None:
+                if momentum != 0:
+                    buf = state.get("momentum_buffer") if state else None
+                    if buf is None or not _fits(buf._data, a):
                         return False
-                plan.append((group, p, a, ga, suffix, (buf,)))
-            else:
-                if not state or group.get("amsgrad") and state.get("max_exp_avg_sq") is None:
-                    return False
-                beta1, beta2 = group["betas"]
-                if not all(_number(x) for x in (group["lr"], beta1, beta2, group["eps"], group["weight_decay"])):
-                    return False
-                m, v = _address(state.get("exp_avg"), a), _address(state.get("exp_avg_sq"), a)
-                vmax = _address(state.get("max_exp_avg_sq"), a) if group.get("amsgrad") else 0
-                step = state.get("step")
-                if m is None or v is None or vmax is None or not isinstance(step, Tensor) \
-                        or step._data.__class__ is not np.ndarray or step._data.ndim != 0 \
-                        or step._data.dtype.kind != "f":
-                    return False
-                plan.append((group, p, a, ga, suffix, (m, v, vmax, state)))
-    lib = _library()
-    for group, p, a, ga, suffix, extra in plan:
-        pa = a.__array_interface__["data"][0]
-        if rule == "sgd":
-            getattr(lib, f"opgen_sgd_{suffix}")(pa, ga, extra[0] or 0, a.size, group["lr"], group["momentum"],
-                                                1 - group["dampening"], group["weight_decay"], int(group["nesterov"]),
-                                                int(group["maximize"]))
-            if extra[0]:
-                opt.state[p]["momentum_buffer"]._bump_version()
+                work.append((fn[0], p, a, ga, (buf,), (lr, momentum, 1 - dampening, wd, *flags), None))
+                continue
+            if not state:
+                return False
+            m, v, step = state.get("exp_avg"), state.get("exp_avg_sq"), state.get("step")
+            vmax = state.get("max_exp_avg_sq") if amsgrad else None
+            if m is None or v is None or (amsgrad and vmax is None) or not _fits(m._data, a) \
+                    or not _fits(v._data, a) or (vmax is not None and not _fits(vmax._data, a)) \
+                    or not isinstance(step, Tensor) or step._data.__class__ is not np.ndarray \
+                    or step._data.ndim != 0 or step._data.dtype.kind != "f":
+                return False
+            work.append((fn[1], p, a, ga, (m, v, vmax), (beta1, beta2, eps, wd, 1 - lr * wd, lr, *flags), step))
+    for fn, p, a, ga, tensors, numbers, counter in work:
+        addresses = [address(t._data) if t is not None else 0 for t in tensors]
+        if counter is None:
+            fn(address(a), address(ga), *addresses, a.size, *numbers)
         else:
-            m, v, vmax, state = extra
-            counter = state["step"]
-            np.add(counter._data, 1, out=counter._data)
+            data = counter._data
+            np.add(data, 1, out=data)
             counter._bump_version()
-            step = int(counter._data)
-            lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
-            decoupled = bool(group.get("decoupled_weight_decay", getattr(opt, "decoupled_weight_decay", False)))
-            getattr(lib, f"opgen_adam_{suffix}")(pa, ga, m, v, vmax, a.size, beta1, beta2, group["eps"], wd,
-                                                 1 - lr * wd, math.sqrt(1 - beta2**step), -lr / (1 - beta1**step),
-                                                 int(decoupled), int(group["maximize"]))
-            for k in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"):
-                if k in state:
-                    state[k]._bump_version()
+            step = int(data)
+            beta1, beta2, eps, wd, factor, lr, decoupled, maximize = numbers
+            fn(address(a), address(ga), *addresses, a.size, beta1, beta2,
+               eps, wd, factor, math.sqrt(1 - beta2**step), -lr / (1 - beta1**step), decoupled, maximize)
+        for t in tensors:
+            if t is not None:
+                t._bump_version()
         p._bump_version()
     return True

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime.compile.fused_update import address
 from runtime.compile.fusion import FusedGroup
 from runtime.compile.graph import Node, Value
 from runtime.compile.lowering import lower
@@ -41,8 +42,7 @@ def group_runner(group: FusedGroup, call: Any) -> Any:
             if a.shape != shape or a.dtype != dt or (not scalar and a.strides != strides):
                 return _eager_group(group, arrays)
         outs = [empty(s, dtype=dtype) for s in shapes]
-        call(*[a.__array_interface__["data"][0] for a in arrays],
-             *[o.__array_interface__["data"][0] for o in outs])
+        call(*[address(a) for a in arrays], *[address(o) for o in outs])
         return outs
     return run
 

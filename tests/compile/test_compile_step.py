@@ -95,7 +95,8 @@ def run_twins(make_opt: Callable[[list[G.Tensor]], Any], make_step: Callable[...
 def test_sgd_steps_agree_with_eager(kwargs: dict[str, Any]) -> None:
     sc = run_twins(lambda ps: G.optim.SGD(ps, lr=0.1, **kwargs))
     (program, *_) = sc.programs
-    assert any("optimizer_step" in n.name for n in program.graph.nodes)
+    (step,) = [n for n in program.graph.nodes if "optimizer_step" in n.name]
+    assert step.op.rule == "sgd"  # the fused update ran in the steps compared (Note [Fused optimizer updates])
     assert any(n.name.startswith("mm") for n in program.graph.nodes)  # the backward is in the graph
 
 
@@ -104,7 +105,18 @@ def test_sgd_steps_agree_with_eager(kwargs: dict[str, Any]) -> None:
                                   lambda ps: G.optim.AdamW(ps, lr=0.01),
                                   lambda ps: G.optim.RMSprop(ps, lr=0.01, momentum=0.5)])
 def test_adam_family_steps_agree_with_eager(make: Callable[[list[G.Tensor]], Any]) -> None:
-    run_twins(make)
+    sc = run_twins(make)
+    rules = {n.op.rule for p in sc.programs for n in p.graph.nodes if "optimizer_step" in n.name}
+    assert rules == ({None} if "RMSprop" in repr(make(params())) else {"adam"})
+
+
+def test_a_subclass_with_its_own_update_runs_it() -> None:
+    class Halved(G.optim.SGD):  # type: ignore[misc]
+        def _update(self, group: dict[str, Any], params: list[G.Tensor]) -> None:
+            super()._update({**group, "lr": group["lr"] * 0.5}, params)
+
+    sc = run_twins(lambda ps: Halved(ps, lr=0.1, momentum=0.9))
+    assert {n.op.rule for p in sc.programs for n in p.graph.nodes if "optimizer_step" in n.name} == {None}
 
 
 def test_an_lr_scheduler_between_steps_is_honoured() -> None:
