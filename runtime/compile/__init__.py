@@ -12,7 +12,9 @@ program. What a graph cannot hold ends capture and the function runs eagerly, wi
 returning something other than tensors, tensors on CUDA (only CPU graphs are compiled yet), and a machine
 without a C++ compiler. When an input or a tensor the function reads (a parameter) requires grad and grad
 mode is on, the backward is captured too and compiled as a second program (runtime/compile/training.py):
-`out.backward()` on a compiled function's output runs the compiled backward. `debug=True` (or
+`out.backward()` on a compiled function's output runs the compiled backward. A function that itself calls
+`loss.backward()` and `optimizer.step()` compiles as one training-step program (Note [Capturing a training
+step] in step_capture.py). `debug=True` (or
 OPGEN_COMPILE_DEBUG=1) prints each graph and its fused kernels' source when it is compiled.
 """
 
@@ -155,7 +157,7 @@ class CompiledFunction:
             return result
         self.cache[key] = program
         if self.debug:
-            print(f"G.compile: {self._name()}\n{program.graph}", file=sys.stderr)
+            print(f"G.compile: {self._name()}\n{program.graph}\nas Python:\n{program.source}", file=sys.stderr)
             if program.fused:
                 print(f"fused kernels:\n{program.kernel_source()}", file=sys.stderr)
         return result
@@ -210,7 +212,8 @@ class CompiledFunction:
             return result
         holder.variants.append(program)
         if self.debug:
-            print(f"G.compile: {self._name()} (training step)\n{program.graph}", file=sys.stderr)
+            print(f"G.compile: {self._name()} (training step)\n{program.graph}\nas Python:\n{program.program.source}",
+                  file=sys.stderr)
             if program.fused:
                 print(f"fused kernels:\n{program.kernel_source()}", file=sys.stderr)
         return got
