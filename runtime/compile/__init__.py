@@ -47,7 +47,9 @@ _EAGER = object()
 def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     def sig(x: Any) -> Any:
         if isinstance(x, Tensor):
-            return ("T", tuple(x.shape), tuple(x.stride()), x.dtype.name, str(x.device), x.requires_grad)
+            # the array's shape and (byte) strides: the tensor's layout, read without making tuples
+            data = x._data
+            return ("T", data.shape, data.strides, x._dtype, x._device, x._requires_grad)
         if isinstance(x, list | tuple):
             return (type(x).__name__, tuple(sig(a) for a in x))
         if isinstance(x, dict):

@@ -149,6 +149,18 @@ def _binary(node: Node) -> Lowered | None:
     return lambda a: ufunc(a[0], a[1], dtype=out)
 
 
+_SCALAR = {"mul.Scalar": np.multiply, "div.Scalar": np.true_divide}
+
+
+@lowering(*_SCALAR)
+def _binary_scalar(node: Node) -> Lowered | None:
+    ufunc, s = _SCALAR[node.name], node.args[1]
+    out = np.dtype(node.outputs[0].dtype.np)
+    if out not in _FLOAT or not isinstance(s, int | float) or isinstance(s, bool) or not _float_inputs(node):
+        return None
+    return lambda a: ufunc(a[0], s, dtype=out)
+
+
 _COMPARE = {"ne.Scalar": np.not_equal, "eq.Scalar": np.equal, "gt.Scalar": np.greater, "lt.Scalar": np.less,
             "ge.Scalar": np.greater_equal, "le.Scalar": np.less_equal}
 

@@ -280,7 +280,8 @@ class StepEffects:
 def grad_signature(g: Tensor | None) -> Any:
     if g is None:
         return None
-    return (tuple(g.shape), tuple(g.stride()), g.dtype)
+    data = g._data
+    return (data.shape, data.strides, g._dtype)
 
 
 @contextmanager
