@@ -166,7 +166,7 @@ def _tracer_fallback(op: Any, args: list[Any]) -> Any:
     if trace is not None and "!" in str(op.schema):  # it writes a tensor: one from outside is logged to undo
         for t in _tensors(args):
             v = trace.values.get(id(t))
-            if v is None or v.external is not None:
+            if v is None or v.producer is None:  # an input, a .grad at entry or a free value
                 trace.step.undo.save_tensor(t)
     with exclude_keys("Tracer"):
         result = op.redispatch_below(DispatchKey.Tracer, *args)

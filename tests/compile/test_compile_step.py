@@ -258,3 +258,37 @@ def test_closure_optimizer_and_scheduler_inside_fall_back_with_reasons() -> None
     with pytest.warns(RuntimeWarning, match="scheduler"):
         G.compile(step_with_schedule)(x, y)
     assert sgd.param_groups[0]["lr"] == pytest.approx(0.05)  # stepped once, eagerly: the capture was undone
+
+
+def test_a_break_after_in_place_writes_puts_them_back() -> None:
+    x, y = G.from_numpy(X), G.from_numpy(Y)
+    ps = params()
+    opt = G.optim.SGD(ps, lr=0.1)
+    for p in ps:
+        p.grad = G.ones_like(p)
+    counter = G.zeros(1)
+
+    def step(x: G.Tensor, y: G.Tensor) -> float:
+        for p in ps:
+            p.grad.mul_(0.5)  # writes the .grads at entry in place
+        counter.add_(1)  # writes a free value in place
+        loss = mlp_loss(ps, x, y)
+        loss.backward()
+        opt.step()
+        return float(loss)  # ends the capture: the call runs again, eagerly
+
+    want = [p.detach().numpy().copy() for p in ps]
+    with pytest.warns(RuntimeWarning, match="__float__"):
+        G.compile(step)(x, y)
+    assert counter.numpy()[0] == 1.0
+    ref = params()
+    ref_opt = G.optim.SGD(ref, lr=0.1)
+    for p, w in zip(ref, want, strict=True):
+        np.testing.assert_array_equal(p.detach().numpy(), w)
+    for p in ref:
+        p.grad = G.ones_like(p) * 0.5
+    mlp_loss(ref, x, y).backward()
+    ref_opt.step()
+    for p, r in zip(ps, ref, strict=True):
+        np.testing.assert_allclose(p.detach().numpy(), r.detach().numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(p.grad.numpy(), r.grad.numpy(), rtol=1e-6, atol=1e-7)
