@@ -10,7 +10,9 @@ pieces, reductions, comparisons, casts, the arithmetic that did not fuse), `lowe
 of the node's array arguments computing what the eager kernel computes: the same NumPy operations in the
 output's dtype, so that results agree within rounding (sums may be taken in another order). Conditions the
 function does not cover (another dtype, a weight argument, more dims) give None: the node keeps its
-operator call. Every compiled program is checked against eager execution when it is made.
+operator call, as does a view (`VIEWS`) that the program returns (a Tensor over a NumPy view would not
+share its base's storage object). Every compiled program is checked against eager execution when it is
+made.
 """
 
 from __future__ import annotations
@@ -34,6 +36,12 @@ def lowering(*names: str) -> Callable[[Callable[[Node], Lowered | None]], Callab
             LOWERINGS[name] = fn
         return fn
     return register
+
+
+# Lowerings whose result is a NumPy view of their input: a Tensor made over it does not share the input's
+# storage object (nor its version counter), so a view the program returns keeps its operator call.
+VIEWS = frozenset({"t", "unsqueeze", "movedim.intlist", "movedim.int", "view", "reshape", "flatten.using_ints",
+                   "_reshape_alias", "squeeze.dim", "squeeze", "squeeze.dims"})
 
 
 def lower(node: Node) -> Lowered | None:
@@ -192,14 +200,27 @@ def _to_copy(node: Node) -> Lowered | None:
 
 @lowering("one_hot")
 def _one_hot(node: Node) -> Lowered | None:
-    classes = np.arange(node.outputs[0].shape[-1])
-    return lambda a: (a[0][..., None] == classes).astype(np.int64)
+    n = node.outputs[0].shape[-1]
+    classes = np.arange(n)
+
+    def run(a: list[Any]) -> Any:
+        x = a[0]
+        if x.size and (x.min() < 0 or x.max() >= n):
+            raise RuntimeError(f"one_hot: a class value is outside [0, {n})")
+        return (x[..., None] == classes).astype(np.int64)
+    return run
 
 
 # -- reductions -----------------------------------------------------------------------------------------
+def _summable(node: Node) -> bool:
+    """Sums NumPy takes as the eager kernels do: float32/float64 (means), and integers and bool (sums)."""
+    dt = np.dtype(node.args[0].dtype.np)
+    return dt in _FLOAT or (node.name.startswith("sum") and dt.kind in "biu")
+
+
 @lowering("sum", "mean")
 def _sum_all(node: Node) -> Lowered | None:
-    if node.args[1] is not None:
+    if node.args[1] is not None or not _summable(node):
         return None
     if node.name == "mean":
         return lambda a: np.mean(a[0])
@@ -209,7 +230,7 @@ def _sum_all(node: Node) -> Lowered | None:
 @lowering("sum.dim_IntList", "mean.dim")
 def _sum_dims(node: Node) -> Lowered | None:
     src, dims, keepdim, dtype = node.args[:4]
-    if dtype is not None:
+    if dtype is not None or not _summable(node):
         return None
     ndim = len(src.shape)
     axis = None if dims is None or (isinstance(dims, list | tuple) and not dims) else \

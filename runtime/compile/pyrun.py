@@ -22,7 +22,7 @@ import numpy as np
 from runtime.compile.fused_update import address
 from runtime.compile.fusion import FusedGroup
 from runtime.compile.graph import Node, Value
-from runtime.compile.lowering import lower
+from runtime.compile.lowering import VIEWS, lower
 from runtime.compile.passes import mutates
 from runtime.tensor import Tensor
 
@@ -80,7 +80,8 @@ LOWER = True  # Note [Lowered nodes]; off only to measure what lowering gains
 
 
 class _Writer:
-    def __init__(self, inputs: list[Value]) -> None:
+    def __init__(self, inputs: list[Value], returned: set[int]) -> None:
+        self.returned = returned  # ids of the values the program returns
         self.lines: list[str] = []
         self.ns: dict[str, Any] = {"wrap": Tensor._wrap}
         self.tensor: dict[int, str] = {}  # value id -> the local (or namespace name) holding its Tensor
@@ -128,7 +129,7 @@ class _Writer:
         return self.const(x)
 
     def node(self, node: Node) -> None:
-        fn = lower(node) if LOWER else None
+        fn = lower(node) if LOWER and not (node.name in VIEWS and node.outputs[0].id in self.returned) else None
         if fn is not None:
             out = node.outputs[0]
             args = "[" + "".join(self.expr(a, True) + ", " for a in node.args) + "]"
@@ -165,10 +166,18 @@ class _Writer:
             self.tensor.pop(i, None)
 
 
+def _values(x: Any) -> list[Value]:
+    if isinstance(x, Value):
+        return [x]
+    if isinstance(x, list | tuple):
+        return [v for a in x for v in _values(a)]
+    return []
+
+
 def make_runner(steps: list[Node | FusedGroup], inputs: list[Value], output: Any,
                 calls: dict[int, Any]) -> tuple[Any, str]:
     """The function `run(inputs) -> output` of Note [The program as one function], and its source."""
-    w = _Writer(inputs)
+    w = _Writer(inputs, {v.id for v in _values(output)})
     for step in steps:
         if isinstance(step, FusedGroup):
             w.group(step, calls[id(step)])
