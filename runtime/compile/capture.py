@@ -23,19 +23,11 @@ from typing import Any
 from runtime.autograd.grad_mode import is_grad_enabled
 from runtime.compile.graph import Graph, Node, Value
 from runtime.compile.step_capture import StepEffects, patched
+from runtime.compile.tracing import GraphBreak, state
 from runtime.dispatcher import DispatchKey, dispatcher, exclude_keys, include_keys
 from runtime.tensor import Tensor
 
-
-class GraphBreak(Exception):
-    """The function did something a graph cannot hold; the message says what."""
-
-
-class _State(threading.local):
-    trace: _Trace | None = None
-
-
-_state = _State()
+_state = state
 # One capture at a time: breaking on data access patches Tensor's methods for its duration.
 _capture_lock = threading.Lock()
 
@@ -173,18 +165,6 @@ def _tracer_fallback(op: Any, args: list[Any]) -> Any:
     if trace is not None:
         trace.record(op, args, result)
     return result
-
-
-@contextmanager
-def suspended() -> Iterator[None]:
-    """Real execution, not recorded, inside a capture (the optimizer's own update, a detach)."""
-    trace = _state.trace
-    _state.trace = None
-    try:
-        with exclude_keys("Tracer"):
-            yield
-    finally:
-        _state.trace = trace
 
 
 @contextmanager

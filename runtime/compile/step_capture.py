@@ -40,7 +40,11 @@ from typing import Any
 import numpy as np
 
 from runtime.autograd.grad_mode import no_grad
+from runtime.compile.fused_update import available as fused_available
+from runtime.compile.fused_update import rule_of
+from runtime.compile.fused_update import run as run_fused
 from runtime.compile.graph import Value
+from runtime.compile.tracing import GraphBreak, suspended
 from runtime.tensor import Tensor
 
 # Registered by runtime.optim (which sits above runtime.compile): the optimizer base class whose `step` is
@@ -74,22 +78,20 @@ class OptimizerStep:
     schema = "optimizer_step(Tensor(a!)[] params, Tensor?[] grads) -> ()"
 
     def __init__(self, optimizer: Any, step: Callable[..., Any], fuse: bool = True) -> None:
-        from runtime.compile import fused_update
 
         self.optimizer, self._step = optimizer, step
         self.name = f"optimizer_step[{type(optimizer).__name__}]"
-        rule = fused_update.rule_of(optimizer) if fuse else None
-        self.rule = rule if rule is not None and fused_update.available() else None
+        rule = rule_of(optimizer) if fuse else None
+        self.rule = rule if rule is not None and fused_available() else None
 
     def call(self, params: list[Tensor], grads: list[Tensor]) -> list[Tensor]:
-        from runtime.compile import fused_update
 
         for p, g in zip(params, grads, strict=True):
             p._grad = g
         opt = self.optimizer
         with no_grad():
             if self.rule is None or opt._step_pre_hooks or opt._step_post_hooks \
-                    or not fused_update.run(opt, self.rule):  # Note [Fused optimizer updates]
+                    or not run_fused(opt, self.rule):  # Note [Fused optimizer updates]
                 self._step(opt, None)
         return []
 
@@ -187,7 +189,6 @@ class StepEffects:
         return [(t, grad_signature(g)) for t, g in self.undo.grads.values()]
 
     def final_grads(self) -> list[tuple[Tensor, Value | None]]:
-        from runtime.compile.capture import GraphBreak
 
         out: list[tuple[Tensor, Value | None]] = []
         for t in self.touched.values():
@@ -205,7 +206,6 @@ class StepEffects:
     def backward(self, loss: Tensor, gradient: Tensor | None, inputs: Any) -> None:
         from runtime import opcall
         from runtime.autograd.function import grad as autograd_grad
-        from runtime.compile.capture import GraphBreak, suspended
 
         self.used = True
         trace = self.trace
@@ -243,7 +243,6 @@ class StepEffects:
                 t._grad = g if t._grad is None else opcall.api.add(t._grad, g)
 
     def optimizer_step(self, opt: Any, closure: Any, original: Callable[..., Any]) -> Any:
-        from runtime.compile.capture import GraphBreak, suspended
 
         name = type(opt).__name__
         if closure is not None:
@@ -266,7 +265,6 @@ class StepEffects:
     def check_backward_reads(self) -> None:
         """A backward that read a tensor no recorded operator made ends the capture (the graph would hold one
         call's value); a Python number a formula wrapped as a 0-d tensor is a constant."""
-        from runtime.compile.capture import GraphBreak
 
         nodes = self.trace.graph.nodes
         for start, end, free_before in self.backward_ranges:
@@ -289,7 +287,6 @@ def patched(state: Any) -> Iterator[None]:
     """The replacements of Note [Capturing a training step] for the duration of a capture; `state.trace` is
     the capture in progress (None while it is suspended), whose `.step` is its StepEffects."""
     from runtime.autograd import function as autograd_function
-    from runtime.compile.capture import GraphBreak
 
     saved: list[tuple[Any, str, Any]] = []
 
@@ -366,7 +363,6 @@ def patched(state: Any) -> Iterator[None]:
 
 
 def _breaker(state: Any, cls: type, reason: str) -> Any:
-    from runtime.compile.capture import GraphBreak
 
     original = cls.__dict__["step"]
 
