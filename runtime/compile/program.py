@@ -6,13 +6,11 @@ import ctypes
 import importlib
 from typing import Any
 
-import numpy as np
-
 from runtime import opcall
 from runtime.compile.cpp_build import build
 from runtime.compile.cuda_fusion import CudaKernels, cuda_groups, graph_device
 from runtime.compile.fusion import FusedGroup, groups
-from runtime.compile.graph import Graph, Node, Value
+from runtime.compile.graph import Graph, Node
 from runtime.compile.kernel_render import render
 from runtime.compile.passes import (
     common_subexpressions,
@@ -20,6 +18,7 @@ from runtime.compile.passes import (
     execution_order,
     fold_constants,
 )
+from runtime.compile.pyrun import cuda_group_runner, group_runner, make_runner
 from runtime.tensor import Tensor
 from runtime.threads import kernel_threads
 
@@ -62,17 +61,17 @@ class Program:
         self.fused = [s for s in self.steps if isinstance(s, FusedGroup)]
         self.library: Any = None
         self._calls: dict[int, Any] = {}
-        self._runners: dict[int, Any] = {}
+        self._runners: dict[int, tuple[Any, bool]] = {}  # group -> its runner, and whether it takes arrays
         if self.fused:
             self._build()
-        self._plans = {id(s): _plan(s) for s in self.steps if isinstance(s, Node)}
+        self._run, self.source = make_runner(self.steps, graph.inputs, graph.output, self._runners)
 
     def _build(self) -> None:
         later = self._used_after()
         if self.device is not None:
             self.cuda = CudaKernels(self.fused, later, fusion_specs(), self.device)
             for group in self.fused:
-                self._runners[id(group)] = self._cuda_runner(group, self.cuda)
+                self._runners[id(group)] = (cuda_group_runner(group, self.cuda), False)
             return
         for k, group in enumerate(self.fused):
             render(group, f"opgen_fused_{k}", later[id(group)])
@@ -82,7 +81,8 @@ class Program:
             fn.restype = ctypes.c_int
             fn.argtypes = [ctypes.c_void_p] * (len(group.inputs) + len(group.outputs)) + [ctypes.c_longlong]
             self._calls[id(group)] = fn
-            self._runners[id(group)] = self._runner(group, fn)
+            split = group.parallel and group.work >= THREAD_THRESHOLD
+            self._runners[id(group)] = (group_runner(group, fn, _threads if split else None), True)
 
     def _used_after(self) -> dict[int, set[int]]:
         """For each fused group, the ids of its values read by a later step or returned."""
@@ -104,135 +104,9 @@ class Program:
 
     # -- running ------------------------------------------------------------------------------------
     def run(self, inputs: list[Tensor]) -> Any:
-        env: dict[int, Any] = {v.id: t for v, t in zip(self.graph.inputs, inputs, strict=True)}
-        for step in self.steps:
-            if isinstance(step, FusedGroup):
-                self._runners[id(step)](env)
-            else:
-                self._plans[id(step)](env)
-        return _materialize(self.graph.output, env)
-
-    def _runner(self, group: FusedGroup, fn: Any) -> Any:
-        """A function running the group's kernel on an environment: the inputs checked against the layout
-        the kernel was written for by their arrays' shapes, byte strides and dtypes (the careful check of
-        `_run_group` only when those differ)."""
-        expected = [(v.id, v.external, v.shape, tuple(s * v.dtype.itemsize for s in v.strides), v.dtype.np)
-                    for v in group.inputs]
-        outs = [(v.id, v.shape, v.dtype.np, v.dtype) for v in group.outputs]
-        parallel = group.parallel and group.work >= THREAD_THRESHOLD
-        empty, wrap = np.empty, Tensor._wrap
-
-        def run(env: dict[int, Any]) -> None:
-            pointers = []
-            for vid, external, shape, strides, npd in expected:
-                a = (external if external is not None else env[vid])._data
-                if a.shape != shape or a.strides != strides or a.dtype != npd:
-                    self._run_group(group, env)
-                    return
-                pointers.append(a.__array_interface__["data"][0])
-            arrays = [empty(shape, npd) for _, shape, npd, _ in outs]
-            pointers += [a.__array_interface__["data"][0] for a in arrays]
-            if fn(*pointers, kernel_threads() if parallel else 1) != 0:
-                self._run_eagerly(group, env)  # an index out of range: the eager kernels raise their error
-                return
-            for (vid, _, _, dtype), a in zip(outs, arrays, strict=True):
-                env[vid] = wrap(a, dtype)
-        return run
-
-    @classmethod
-    def _cuda_runner(cls, group: FusedGroup, cuda: CudaKernels) -> Any:
-        """A function launching a CUDA group's kernels; its nodes' kernels where they refuse the inputs."""
-        def run(env: dict[int, Any]) -> None:
-            if not cuda.run(group, [_get(v, env) for v in group.inputs], env):
-                cls._run_eagerly(group, env)
-        return run
-
-    def _run_group(self, group: FusedGroup, env: dict[int, Any]) -> None:
-        ins = [_get(v, env) for v in group.inputs]
-        if not all(tuple(t.shape) == v.shape and _same_strides(t, v) and t.dtype is v.dtype
-                   and t._data.dtype == t.dtype.np for t, v in zip(ins, group.inputs, strict=True)):
-            self._run_eagerly(group, env)  # another layout than at capture: the eager kernels
-            return
-        outs = [np.empty(v.shape, dtype=v.dtype.np) for v in group.outputs]
-        pointers = [t._data.__array_interface__["data"][0] for t in ins] + \
-            [a.__array_interface__["data"][0] for a in outs]
-        threads = kernel_threads() if group.parallel and group.work >= THREAD_THRESHOLD else 1
-        if self._calls[id(group)](*pointers, threads) != 0:
-            self._run_eagerly(group, env)  # an index out of range: the eager kernels raise their error
-            return
-        for v, a in zip(group.outputs, outs, strict=True):
-            env[v.id] = Tensor._wrap(a, v.dtype)
-
-    @staticmethod
-    def _run_eagerly(group: FusedGroup, env: dict[int, Any]) -> None:
-        for node in group.nodes:
-            _run_node(node, env)
+        return self._run(inputs)
 
 
-def _same_strides(t: Tensor, v: Value) -> bool:
-    """The tensor's strides are the value's where they matter (dims of size 1 are never stepped)."""
-    return all(a == b for a, b, n in zip(t.stride(), v.strides, v.shape, strict=True) if n != 1)
-
-
-def _get(v: Value, env: dict[int, Any]) -> Any:
-    if v.external is not None:
-        return v.external
-    return env[v.id]
-
-
-def _resolve(x: Any, env: dict[int, Any]) -> Any:
-    if isinstance(x, Value):
-        return _get(x, env)
-    if isinstance(x, list | tuple):
-        return type(x)(_resolve(a, env) for a in x)
-    if isinstance(x, dict):
-        return {k: _resolve(v, env) for k, v in x.items()}
-    return x
-
-
-def _run_node(node: Node, env: dict[int, Any]) -> None:
-    result = node.op.call(*_resolve(node.args, env))
-    outs = [result] if node.result_kind == "tensor" else list(result)
-    for v, t in zip(node.outputs, outs, strict=True):
-        env[v.id] = t
-
-
-def _plan(node: Node) -> Any:
-    """A function running `node` on an environment: its arguments with the values' slots filled in (the
-    boxed op's call without walking the argument structure; arguments holding lists of values take the
-    general path)."""
-    if any(isinstance(a, list | tuple | dict) and any(isinstance(b, Value) for b in _flatten(a)) for a in node.args):
-        return lambda env: _run_node(node, env)
-    template = list(node.args)
-    slots = [(i, a) for i, a in enumerate(template) if isinstance(a, Value)]
-    free = [(i, a.external) for i, a in slots if a.external is not None]
-    bound = [(i, a.id) for i, a in slots if a.external is None]
-    for i, t in free:
-        template[i] = t
-    call = node.op.call
-    outs = [v.id for v in node.outputs]
-    single = node.result_kind == "tensor"
-
-    def run(env: dict[int, Any]) -> None:
-        args = template.copy()
-        for i, vid in bound:
-            args[i] = env[vid]
-        result = call(*args)
-        if single:
-            env[outs[0]] = result
-        else:
-            for vid, t in zip(outs, result, strict=True):
-                env[vid] = t
-    return run
-
-
-def _flatten(x: Any) -> list[Any]:
-    if isinstance(x, list | tuple):
-        return [b for a in x for b in _flatten(a)]
-    if isinstance(x, dict):
-        return [b for a in x.values() for b in _flatten(a)]
-    return [x]
-
-
-def _materialize(x: Any, env: dict[int, Any]) -> Any:
-    return _resolve(x, env)
+def _threads() -> int:
+    """The threads a split kernel uses (looked up at each run: G.set_num_threads may change it)."""
+    return kernel_threads()
