@@ -242,3 +242,34 @@ def test_slice_gradients_are_read_through_a_window_in_the_fused_backward() -> No
     np.testing.assert_allclose(grads[1], grads[2], rtol=1e-12, atol=1e-12)
     (training,) = c.programs
     assert any(t.kind == "window" for g in training.backward.fused for t in g.terms)
+
+
+# -- the generated program's call of a kernel (runtime/compile/pyrun.py) ---------------------------------------
+def test_a_group_runs_its_kernel_when_only_the_stride_of_a_size_one_dim_differs() -> None:
+    from numpy.lib.stride_tricks import as_strided
+
+    from runtime.compile import pyrun
+
+    c = G.compile(lambda x, b: G.sigmoid(x * 2 + b) * x)
+    x, b = G.randn(4, 1, 3), G.randn(3)
+    with G.no_grad():
+        want = c(x, b).numpy()
+    (program,) = c.programs
+    (group,) = program.fused
+    fn = program._calls[id(group)]
+    calls: list[int] = []
+    runner = pyrun.group_runner(group, lambda *a: calls.append(1) or fn(*a), None)
+    ids = [v.id for v in program.graph.inputs]
+
+    def run(xa: np.ndarray) -> np.ndarray:
+        arrays = {ids[0]: xa, ids[1]: b.numpy()}
+        (out,) = runner(*[arrays[v.id] for v in group.inputs])
+        return out
+
+    base = x.numpy().copy()
+    odd = as_strided(base, (4, 1, 3), (12, 28, 4))  # the size-1 dim's stride is never stepped
+    np.testing.assert_allclose(run(odd), want, rtol=1e-6)
+    assert calls == [1]
+    other = np.asfortranarray(base)  # another layout: the operators compute it
+    np.testing.assert_allclose(run(other), want, rtol=1e-6)
+    assert calls == [1]
