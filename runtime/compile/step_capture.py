@@ -214,7 +214,8 @@ class StepEffects:
         if gradient is None:
             if loss.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            gradient = opcall.api.ones(tuple(loss.shape), dtype=loss.dtype, device=loss.device)  # recorded, then a constant
+            # recorded, then a constant
+            gradient = opcall.api.ones(tuple(loss.shape), dtype=loss.dtype, device=loss.device)
         if inputs is not None:
             targets = [inputs] if isinstance(inputs, Tensor) else list(inputs)
         else:
