@@ -5,7 +5,8 @@ opgen's CPU kernels are NumPy calls, and the only ones that run threads are BLAS
 convolutions). `set_num_threads(n)` limits every BLAS library loaded in the process to n threads through
 threadpoolctl and records n, which the runtime reads where it picks a form by thread count (Note [One GEMM
 or one per sample], kernels/conv_ops.py). `get_num_threads()` answers the recorded value, else the BLAS's
-own. Interop threads are kept as a number (opgen runs no interop pool).
+own. Interop threads are kept as a number (opgen runs no interop pool). G.compile's fused C++ kernels run
+OpenMP threads: `kernel_threads()` gives them the recorded value too, else the OpenMP/BLAS environment's.
 """
 
 from __future__ import annotations
@@ -51,6 +52,19 @@ def get_num_threads() -> int:
     from threadpoolctl import threadpool_info
     counts = [int(info.get("num_threads", 1)) for info in threadpool_info() if info.get("user_api") == "blas"]
     return max(counts) if counts else 1
+
+
+def kernel_threads() -> int:
+    """The threads a fused kernel of G.compile may use (Note [Threads of fused kernels] in
+    runtime/compile/program.py): set_num_threads's value, else OMP_NUM_THREADS or OPENBLAS_NUM_THREADS (the
+    first set), else the CPU count."""
+    if _requested[0] is not None:
+        return _requested[0]
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        value = os.environ.get(var, "").strip().split(",")[0]
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return os.cpu_count() or 1
 
 
 def set_num_interop_threads(num: int) -> None:

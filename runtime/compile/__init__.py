@@ -14,8 +14,9 @@ graphs) a machine without a C++ compiler. A graph on a CUDA device fuses into CU
 (runtime/compile/cuda_fusion.py; on the emulated device, by the host engine). When an input or a tensor the
 function reads (a parameter) requires grad and grad mode is on, the backward is captured too and compiled as
 a second program (runtime/compile/training.py): `out.backward()` on a compiled function's output runs the
-compiled backward. `debug=True` (or OPGEN_COMPILE_DEBUG=1) prints each graph and its fused kernels'
-source when it is compiled.
+compiled backward. A function that itself calls `loss.backward()` and `optimizer.step()` compiles as one
+training-step program (Note [Capturing a training step] in step_capture.py). `debug=True` (or
+OPGEN_COMPILE_DEBUG=1) prints each graph and its fused kernels' source when it is compiled.
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ from typing import Any
 import numpy as np
 
 from runtime.autograd.grad_mode import is_grad_enabled
-from runtime.compile.capture import GraphBreak, capture, capture_joint
+from runtime.compile.capture import GraphBreak, capture_joint, capture_with_effects
 from runtime.compile.cpp_build import find_compiler
 from runtime.compile.graph import Graph
 from runtime.compile.program import Program
+from runtime.compile.step_capture import StepEffects
+from runtime.compile.step_program import StepProgram, StepPrograms
 from runtime.compile.training import TrainingProgram
 from runtime.tensor import Tensor
 
@@ -45,7 +48,9 @@ _EAGER = object()
 def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     def sig(x: Any) -> Any:
         if isinstance(x, Tensor):
-            return ("T", tuple(x.shape), tuple(x.stride()), x.dtype.name, str(x.device), x.requires_grad)
+            # the array's shape and (byte) strides: the tensor's layout, read without making tuples
+            data = x._data
+            return ("T", data.shape, data.strides, x._dtype, x._device, x._requires_grad)
         if isinstance(x, list | tuple):
             return (type(x).__name__, tuple(sig(a) for a in x))
         if isinstance(x, dict):
@@ -84,8 +89,14 @@ class CompiledFunction:
 
     # -- what a user can look at ----------------------------------------------------------------
     @property
-    def programs(self) -> list[Program | TrainingProgram]:
-        return [p for p in self.cache.values() if isinstance(p, Program | TrainingProgram)]
+    def programs(self) -> list[Program | TrainingProgram | StepProgram]:
+        out: list[Program | TrainingProgram | StepProgram] = []
+        for p in self.cache.values():
+            if isinstance(p, StepPrograms):
+                out.extend(p.variants)
+            elif isinstance(p, Program | TrainingProgram):
+                out.append(p)
+        return out
 
     @property
     def graphs(self) -> list[Graph]:
@@ -99,6 +110,15 @@ class CompiledFunction:
             return self._compile(key, args, kwargs)
         if program is _EAGER:
             return self.fn(*args, **kwargs)
+        if isinstance(program, StepPrograms):
+            step = program.pick()
+            if step is not None:
+                return step.run(_flat_tensors((args, kwargs)))
+            if len(program.variants) >= StepPrograms.LIMIT:
+                self._note(f"the .grad or requires_grad state at entry changed {StepPrograms.LIMIT} times: the "
+                           "function runs eagerly for the states not compiled")
+                return self.fn(*args, **kwargs)
+            return self._compile(key, args, kwargs)
         if isinstance(program, TrainingProgram) and not program.guards_hold():
             return self._compile(key, args, kwargs)
         return program.run(_flat_tensors((args, kwargs)))
@@ -123,10 +143,13 @@ class CompiledFunction:
         if is_grad_enabled() and any(t.requires_grad for t in tensors):
             return self._compile_training(key, args, kwargs, tensors)
         try:
-            graph, result, results = capture(self.fn, args, kwargs)
-        except GraphBreak as e:
+            graph, result, results, effects = capture_with_effects(self.fn, args, kwargs)
+        except GraphBreak as e:  # what the function changed was put back: it runs once, eagerly
             return self._eager(key, str(e), args, kwargs)
+        if effects.used:
+            return self._compile_step(key, tensors, graph, result, results, effects)
         if is_grad_enabled() and any(v.external is not None and v.external.requires_grad for v in graph.externals()):
+            effects.undo.restore()  # the function runs again, captured with its backward
             return self._compile_training(key, args, kwargs, tensors)
         fuse = _can_fuse(tensors)
         if not fuse:
@@ -138,7 +161,7 @@ class CompiledFunction:
             return result
         self.cache[key] = program
         if self.debug:
-            print(f"G.compile: {self._name()}\n{program.graph}", file=sys.stderr)
+            print(f"G.compile: {self._name()}\n{program.graph}\nas Python:\n{program.source}", file=sys.stderr)
             if program.fused:
                 print(f"fused kernels:\n{program.kernel_source()}", file=sys.stderr)
         return result
@@ -165,6 +188,59 @@ class CompiledFunction:
             if program.fused:
                 print(f"fused kernels:\n{program.kernel_source()}", file=sys.stderr)
         return joint.result
+
+    def _compile_step(self, key: Any, tensors: list[Tensor], graph: Graph, result: Any, results: dict[int, Any],
+                      effects: StepEffects) -> Any:
+        """A function that ran a backward or an optimizer step (Note [Capturing a training step]): the capture
+        took the step eagerly; the program is checked by taking it again from the same state."""
+        holder = self.cache.get(key)
+        if not isinstance(holder, StepPrograms):
+            holder = self.cache[key] = StepPrograms()
+        fuse = _can_fuse(tensors)
+        if not fuse:
+            self._note("no C++ compiler (g++ or clang++ on PATH, or $CXX): the graph runs without fused kernels")
+        eager_state = effects.undo.snapshot()
+        try:
+            program = StepProgram(graph, results, effects, fuse)
+            effects.undo.restore()
+            got = program.run(tensors)
+            agrees = self._same(_flat_tensors(got), _flat_tensors(result)) and self._same_effects(eager_state)
+        except GraphBreak as e:
+            effects.undo.restore(eager_state)
+            return self._give_up(key, str(e), result)
+        if not agrees:
+            effects.undo.restore(eager_state)
+            self.cache[key] = _EAGER
+            self._note("the compiled training step did not reproduce the eager step (an operation outside the "
+                       "dispatcher?)")
+            return result
+        holder.variants.append(program)
+        if self.debug:
+            print(f"G.compile: {self._name()} (training step)\n{program.graph}\nas Python:\n{program.program.source}",
+                  file=sys.stderr)
+            if program.fused:
+                print(f"fused kernels:\n{program.kernel_source()}", file=sys.stderr)
+        return got
+
+    def _give_up(self, key: Any, reason: str, result: Any) -> Any:
+        """The call already ran (eagerly, while captured): its result stands; later calls run eagerly."""
+        if self.fullgraph:
+            raise GraphBreak(f"G.compile(fullgraph=True): {self._name()} cannot be captured whole: {reason}")
+        self.cache[key] = _EAGER
+        self._note(f"runs eagerly: {reason}")
+        return result
+
+    @classmethod
+    def _same_effects(cls, eager_state: Any) -> bool:
+        """The tensors and `.grad`s the compiled step wrote agree with what the eager step left."""
+        arrays, grads, _, _ = eager_state
+        for t, a in arrays:
+            if not cls._same([Tensor._wrap(t._data, t.dtype)], [Tensor._wrap(a, t.dtype)]):
+                return False
+        for t, g in grads:
+            if (t._grad is None) != (g is None) or (g is not None and not cls._same([t._grad], [g])):
+                return False
+        return True
 
     @classmethod
     def _agrees_training(cls, program: TrainingProgram, tensors: list[Tensor], joint: Any) -> bool:

@@ -20,20 +20,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from runtime.autograd.grad_mode import is_grad_enabled
 from runtime.compile.graph import Graph, Node, Value
+from runtime.compile.step_capture import StepEffects, patched
+from runtime.compile.tracing import GraphBreak, state
 from runtime.dispatcher import DispatchKey, dispatcher, exclude_keys, include_keys
 from runtime.tensor import Tensor
 
-
-class GraphBreak(Exception):
-    """The function did something a graph cannot hold; the message says what."""
-
-
-class _State(threading.local):
-    trace: _Trace | None = None
-
-
-_state = _State()
+_state = state
 # One capture at a time: breaking on data access patches Tensor's methods for its duration.
 _capture_lock = threading.Lock()
 
@@ -47,6 +41,7 @@ class _Trace:
         self._constant: set[int] = set()  # ids of values computed from no input of the function
         self.by_data: dict[int, Value] = {}  # id of a tensor's array -> its value (detached copies alias it)
         self.training = False  # decompose CompositeImplicitAutograd ops (Note [Capturing the backward])
+        self.step = StepEffects(self)  # Note [Capturing a training step]
 
     def value_of(self, t: Tensor) -> Value:
         v = self.values.get(id(t))
@@ -156,10 +151,15 @@ def _recording_factories(package: Any) -> Iterator[None]:
 
 def _tracer_fallback(op: Any, args: list[Any]) -> Any:
     trace = _state.trace
-    if trace is not None and trace.training:
+    if trace is not None and (trace.training or (is_grad_enabled() and any(t.requires_grad for t in _tensors(args)))):
         kernel, how = op.resolve(DispatchKey.Autograd)
         if how == "CompositeImplicitAutograd" and kernel is not None:
             return kernel(*args)  # its parts are recorded, and autograd saves their values
+    if trace is not None and "!" in str(op.schema):  # it writes a tensor: one from outside is logged to undo
+        for t in _tensors(args):
+            v = trace.values.get(id(t))
+            if v is None or v.producer is None:  # an input, a .grad at entry or a free value
+                trace.step.undo.save_tensor(t)
     with exclude_keys("Tracer"):
         result = op.redispatch_below(DispatchKey.Tracer, *args)
     if trace is not None:
@@ -207,21 +207,38 @@ def _breaking_on_data_access() -> Iterator[None]:
 def capture(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Graph, Any, dict[int, Any]]:
     """Run `fn(*args, **kwargs)` once, recording its operator calls: (the graph, the eager result, the values
     of the nodes that read no input of the function, by node id)."""
+    graph, result, results, _ = capture_with_effects(fn, args, kwargs)
+    return graph, result, results
+
+
+def capture_with_effects(fn: Callable[..., Any], args: tuple[Any, ...],
+                         kwargs: dict[str, Any]) -> tuple[Graph, Any, dict[int, Any], StepEffects]:
+    """`capture`, with `loss.backward()`, `.grad` and `optimizer.step()` captured too (Note [Capturing a
+    training step]); also returns the capture's StepEffects (`.used`: the function did any of them). When
+    the capture raises, what the function changed is put back first."""
     trace = _Trace()
     for a in _tensors((args, kwargs)):
         if id(a) not in trace.values:
             trace.add_input(a)
     from runtime import opcall
 
-    with _capture_lock, _tracer_installed(), _breaking_on_data_access(), _recording_factories(opcall.api):
-        _state.trace = trace
-        try:
-            with include_keys("Tracer"):
-                result = fn(*args, **kwargs)
-        finally:
-            _state.trace = None
-    trace.graph.output = trace.symbolic(result) if _holds_only_tensors(result) else _unsupported(result)
-    return trace.graph, result, trace.results
+    try:
+        with _capture_lock, _tracer_installed(), _breaking_on_data_access(), _recording_factories(opcall.api), \
+                patched(_state):
+            _state.trace = trace
+            try:
+                with include_keys("Tracer"):
+                    result = fn(*args, **kwargs)
+            finally:
+                _state.trace = None
+        trace.graph.output = trace.symbolic(result) if _holds_only_tensors(result) else _unsupported(result)
+        if trace.step.used:
+            trace.step.check_backward_reads()
+            trace.step.outputs = trace.step.final_grads()
+    except BaseException:
+        trace.step.undo.restore()
+        raise
+    return trace.graph, result, trace.results, trace.step
 
 
 def _tensors(x: Any) -> Iterator[Tensor]:

@@ -29,7 +29,8 @@ from runtime import verified_cache
 _INCLUDE = Path(__file__).resolve().parents[1] / "cuda" / "include"
 _EMULATOR = Path(__file__).resolve().parents[1] / "cuda" / "emulator"
 FLAGS = ("-std=c++17", "-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC", "-w")
-PRELUDE = '#include "opgen_emulate.h"\n#include "opgen_math.cuh"\n'
+PRELUDE = ('#include "opgen_emulate.h"\n#include "opgen_math.cuh"\n#include <cmath>\n#include <vector>\n'
+           "#ifdef _OPENMP\n#include <omp.h>\n#endif\n")
 
 # Note [Vector math without fast-math]
 # A loop that calls tanhf or expf vectorises only if the compiler knows a vector version of the function.
@@ -46,6 +47,7 @@ SIMD_PRELUDE = "".join(
     for t, suffix in (("float", "f"), ("double", ""))
     for names, arity in ((_SIMD_FUNCTIONS, 1), (_SIMD_BINARY, 2)) for name in names)
 SIMD_FLAGS = ("-fopenmp-simd",)
+THREAD_FLAGS = ("-fopenmp",)  # OpenMP threads (Note [Threads of fused kernels]); implies -fopenmp-simd
 
 
 def find_compiler() -> str | None:
@@ -79,13 +81,18 @@ def cache_dir() -> Path | None:
 
 def build(source: str) -> ctypes.CDLL:
     """The library of `source` (the prelude is added), from the cache or compiled now; with vector math
-    where libmvec allows it (Note [Vector math without fast-math])."""
-    if ctypes.util.find_library("mvec"):
+    where libmvec allows it (Note [Vector math without fast-math]) and OpenMP threads where the compiler has
+    them (without, the kernels' pragmas are ignored and they run on one thread)."""
+    mvec = bool(ctypes.util.find_library("mvec"))
+    attempts = [(SIMD_PRELUDE, THREAD_FLAGS, ("-lmvec",)), (SIMD_PRELUDE, SIMD_FLAGS, ("-lmvec",))] if mvec else []
+    attempts += [("", THREAD_FLAGS, ()), ("", (), ())]
+    for k, (prelude, flags, libs) in enumerate(attempts):
         try:
-            return _build(SIMD_PRELUDE + PRELUDE + source, (*FLAGS, *SIMD_FLAGS), ("-lmvec",))
+            return _build(prelude + PRELUDE + source, (*FLAGS, *flags), libs)
         except (RuntimeError, OSError):
-            pass
-    return _build(PRELUDE + source, FLAGS, ())
+            if k == len(attempts) - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _build(text: str, flags: tuple[str, ...], libs: tuple[str, ...]) -> ctypes.CDLL:

@@ -3,25 +3,26 @@ kernel specs, compiled through the runtime's NVRTC cache (runtime/cuda/compile.p
 generated kernels are.
 
 Note [Fused CUDA kernels]
-A graph whose tensors are on a CUDA device forms its groups as a CPU graph does (fusion.groups, with the
-device and the dtypes below: float32 and float64, and float16 and bfloat16, which the per-op CUDA kernels
-compute in float). One source per program holds every group's kernels. Each op of a group gets the device
-function the generator renders for its per-op kernel (templates/cuda/pointwise.cu.j2: `template <typename C>
-auto <op>_fn(const C a_<arg>...)` returning the spec's C++ text), and a member is computed as the per-op
-kernel computes it: operands cast to the compute type (`opgen::OpMath`: float for the half types), the result
-cast to the storage type, so every intermediate is rounded as eager execution rounds it; scalars are
-literals of the compute type (the value the per-op launcher passes). The shapes and strides are not in the
-source: a group's kernels take them at launch, so one source serves every layout and size of its inputs.
+A graph whose tensors are on a CUDA device forms runs of pointwise nodes with a sum or mean epilogue
+(cuda_groups.py, not fusion.py's graph fusion, which the CPU kernels render), in the dtypes below: float32
+and float64, and float16 and bfloat16, which the per-op CUDA kernels compute in float.
+One source per program holds every group's kernels. Each op of a group gets the device function the generator
+renders for its per-op kernel (templates/cuda/pointwise.cu.j2: `template <typename C> auto <op>_fn(const C
+a_<arg>...)` returning the spec's C++ text), and a member is computed as the per-op kernel computes it:
+operands cast to the compute type (`opgen::OpMath`: float for the half types), the result cast to the storage
+type, so every intermediate is rounded as eager execution rounds it; scalars are literals of the compute type
+(the value the per-op launcher passes). The shapes and strides are not in the source: a group's kernels take
+them at launch, so one source serves every layout and size of its inputs.
 Per index width (32 or 64 bits, `launch.index_bits`) a group has a `contig` kernel (every input dense and of
 the group's shape: element i is at i) and a `strided` one taking the packed `opgen::Strided` of the output
 and the inputs (broadcast dims stride 0; dims merged by `launch.coalesce`; the fast-division offsets of
 opgen_types.cuh), chosen by `pointwise.plan` as for a per-op launch. Only values read after the group are
 stored (new contiguous tensors).
-A sum or mean epilogue (fusion.py: all elements, or the last dim) reduces with opgen_reduce.cuh's reducers,
-as the generated reduction kernels do (accumulating in the compute type): one block per row computes the
-row's elements and combines them (`block_combine`); a single row of TWO_PASS_MIN elements or more runs in
-two passes (Note [Two-pass reductions]): blocks compute and reduce chunks into partial accumulators, and
-one block finishes them.
+A sum or mean epilogue (cuda_groups.py: all elements, or the last dim; one of the group's `nodes`) reduces
+with opgen_reduce.cuh's reducers, as the generated reduction kernels do (accumulating in the compute type):
+one block per row computes the row's elements and combines them (`block_combine`); a single row of
+TWO_PASS_MIN elements or more runs in two passes (Note [Two-pass reductions]): blocks compute and reduce
+chunks into partial accumulators, and one block finishes them.
 A group whose inputs at run time are not what it was compiled for (another dtype or device, a negative
 stride, more dims than a Strided holds after merging) runs its nodes' kernels instead.
 On the emulated device (OPGEN_EMULATE_CUDA=1) the same source is compiled by the host engine.
@@ -36,7 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime.compile.fusion import FusedGroup, _arg_names, groups
+from runtime.compile.cuda_groups import arg_names, run_groups
+from runtime.compile.fusion import FusedGroup
 from runtime.compile.graph import Graph, Node, Value
 
 # dtype name -> the C type that stores it in a kernel (the compute type is opgen::OpMath of it)
@@ -57,8 +59,14 @@ def graph_device(graph: Graph) -> str | None:
 
 
 def cuda_groups(nodes: list[Node], specs: dict[str, Any], device: str) -> list[Node | FusedGroup]:
-    """fusion.groups for a CUDA graph: the nodes on `device` whose dtype the fused kernels store."""
-    return groups(nodes, specs, device=device, dtypes=STORAGE)
+    """The groups of a CUDA graph (cuda_groups.py): runs of the nodes on `device` whose dtype the fused kernels
+    store, with a sum or mean epilogue."""
+    return run_groups(nodes, specs, device, STORAGE)
+
+
+def _members(group: FusedGroup) -> list[Node]:
+    """The pointwise members of a group (its nodes but the sum or mean epilogue)."""
+    return [n for n in group.nodes if n is not group.reduction]
 
 
 def _function_name(op: str) -> str:
@@ -87,13 +95,13 @@ def _op_function(name: str, spec: Any) -> str:
 
 
 def _group_io(group: FusedGroup, used_later: set[int]) -> tuple[list[Value], list[Value]]:
-    produced = {v.id for n in group.nodes for v in n.outputs}
+    produced = {v.id for n in _members(group) for v in n.outputs}
     inputs: list[Value] = []
-    for n in group.nodes:
+    for n in _members(group):
         for v in n.inputs():
             if v.id not in produced and all(v.id != w.id for w in inputs):
                 inputs.append(v)
-    outputs = [v for n in group.nodes for v in n.outputs if v.id in used_later]
+    outputs = [v for n in _members(group) for v in n.outputs if v.id in used_later]
     return inputs, outputs
 
 
@@ -101,9 +109,9 @@ def _body(group: FusedGroup, inputs: list[Value], specs: dict[str, Any], load: C
     """The statements computing every member at one element: `x<k>` the inputs, `v<id>` the values."""
     lines = [f"const store_t x{k} = {load(k)};" for k in range(len(inputs))]
     local = {v.id: f"x{k}" for k, v in enumerate(inputs)}
-    for n in group.nodes:
+    for n in _members(group):
         tensors, scalars, _, _ = specs[n.name]
-        values = dict(zip(_arg_names(n) or [], n.args, strict=False))
+        values = dict(zip(arg_names(n) or [], n.args, strict=False))
         args = []
         for name in (*tensors, *scalars):
             arg = values.get(name)
@@ -126,7 +134,7 @@ def render_group(group: FusedGroup, entry: str, specs: dict[str, Any], used_late
     group.inputs, group.outputs, group.entry = inputs, outputs, entry
     nop = 1 + len(inputs)
     red = group.reduction
-    lines = [f"// {', '.join(n.name for n in group.nodes)}" + (f", then {red.name}" if red is not None else ""),
+    lines = [f"// {', '.join(n.name for n in _members(group))}" + (f", then {red.name}" if red is not None else ""),
              f"namespace {entry} {{", f"typedef {STORAGE[group.dtype.name]} store_t;",
              "typedef opgen::OpMath<store_t>::type comp_t;"]
     if red is not None:
@@ -182,7 +190,7 @@ def render_group(group: FusedGroup, entry: str, specs: dict[str, Any], used_late
 def render(fused: list[FusedGroup], later: dict[int, set[int]], specs: dict[str, Any]) -> str:
     """One CUDA source with the kernels of every group (entries `opgen_fused_<k>`) and the device function
     of each op they use, once."""
-    ops = sorted({n.name for g in fused for n in g.nodes})
+    ops = sorted({n.name for g in fused for n in _members(g)})
     parts = ["// G.compile: fused kernels (runtime/compile/cuda_fusion.py, Note [Fused CUDA kernels])",
              '#include "opgen_reduce.cuh"', "", *(_op_function(op, specs[op]) for op in ops)]
     parts += [render_group(g, f"opgen_fused_{k}", specs, later[id(g)]) for k, g in enumerate(fused)]

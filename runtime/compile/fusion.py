@@ -1,35 +1,62 @@
-"""Fusion: runs of consecutive pointwise nodes of one shape and floating dtype become one C++ loop.
+"""Fusion: the graph's fusible nodes grouped into kernels over one iteration domain, pointwise ops with the
+reductions between them (softmax, layer norm, cross entropy, sums and means over any dims) included.
 
 Note [Fused pointwise kernels]
-A node is fusible when its operator has a kernel spec (generated/_fusion_specs.py: the spec rendered to C++
-by the generator's CUDA renderer), its output is float32 or float64 on the CPU, every tensor it reads has
-that dtype and broadcasts to its output's shape, and its scalar arguments are numbers. A group is a
-maximal run of consecutive fusible nodes (in execution order) with one output shape and dtype, so that no
-other node can sit between two of its members. The group's kernel loops once over the output's elements:
-each input is read at its own (compile-time constant) offset for the element, the members' expressions are
-evaluated in order into locals of the dtype (rounded at every step, as eager execution rounds, and with
-contraction into fused multiply-adds off), and only the values used after the group are stored. Scalars
-are cast to the dtype, as the eager kernels treat a Python number.
-A sum or mean (of all elements, or over the last dim) right after a group, of a value the group makes, with
-no dtype argument, joins the group as its epilogue (a pointwise node alone followed by one makes a group
-too): the loop runs over rows of the reduced dim, accumulates the value in double and stores one result
-per row, so the summed expression never goes to memory unless a later step reads it. The sum's order is the
-loop's, not NumPy's pairwise one (both round within the dtype's tolerance).
+A node is fusible when kernel_terms.py can turn it into terms: a pointwise op with a kernel spec
+(generated/_fusion_specs.py: the spec rendered to C++ by the generator's CUDA renderer) whose output is
+float32 or float64 (bool for comparisons), whose tensors are on the CPU in any dtype and layout, and whose
+scalars are numbers; or a reduction or compound op (Note [Fused kernels with reductions]). Tensors read by
+a group (its inputs) are read at their own strides, broadcast dims at stride 0, so views, transposes and
+expanded tensors need no copy; each is cast to the dtype the op computes in (the output's, as eager
+execution promotes; a comparison's is the widest float among its tensors, else int64). Each term's value
+is rounded to its dtype, as eager execution rounds, with contraction into fused multiply-adds off. Scalars
+are cast to the computing dtype, as the eager kernels treat a Python number.
+Groups are graph fusion, not runs: in execution order, a fusible node joins the group that makes one of
+its inputs (else one that reads one of its inputs, else one with its shape as domain whose row dims its
+reductions share, or that has none yet when they reduce trailing dims, else a new one) when its terms fit
+the group's domain and joining leaves the graph of groups acyclic: no path leads from the group through a
+node outside it to the node's inputs (checked by a search downstream of the group). An in-place op is a barrier no group
+spans. A group holding one pointwise node or one plain reduction is dissolved (NumPy's one pass is as
+good). The groups and remaining nodes then run in a topological order of the graph of groups. Every
+value a group stores is a new contiguous array.
 """
 
 from __future__ import annotations
 
-import re
+import heapq
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.compile.graph import Node, Value
+from runtime.compile.kernel_terms import Term, lower
+from runtime.compile.passes import mutates
 
-CTYPE = {"float32": "float", "float64": "double"}
+# Note [Fused kernels with reductions]
+# A group has a domain, the shape its element terms (`elem` values) have, and once it holds a reduction,
+# row dims D, the dims its first reduction reduces. A reduction over D of an element value makes a `row`
+# value (one per index of the other dims, K), which later element terms may read: the kernel loops over K
+# outside and makes one pass over D inside per phase, a phase ending where a reduction's result is needed
+# (softmax: the max, then the sum of exponentials, then the quotient; layer norm: the mean, the variance,
+# then the normalised and affine output). Each pass recomputes the element terms it needs from the inputs
+# rather than storing them. Terms on row values (rstd = rsqrt(var + eps)) run once per row between passes.
+# A reduction over other dims than D (layer norm's weight gradient beside its input gradient) is a
+# `scatter` value: accumulated into an array of its own size, never read inside the group. A sum over all
+# rows of a row value (the batch mean of a cross entropy) is a `total`, finished after the loop. When no
+# row value is read inside the group and D is not the domain's last dims, every reduction is accumulated
+# as a scatter in the arrays' own order (a bias gradient's sum over the batch reads memory contiguously).
+# Sums accumulate in double; a mean divides by the count at the end; max and min keep NaN. The order of
+# summation is the loop's (vectorised), not NumPy's pairwise one: both round within the dtype's tolerance.
 
 
 @dataclass(eq=False)
 class FusedGroup:
+    """One fused kernel. Fields read by other renderers: `nodes` (the graph nodes it computes), `shape`
+    (its domain), `dtype` (the domain's dtype), `inputs` and `outputs` (the values it reads and stores, in
+    the kernel's parameter order), `entry` and `source` (the C++ kernel), `terms` (kernel_terms.Term, in
+    order), `row_dims` (D, or None), `space` (value id -> "elem", "row", "scatter" or "total"); `reduction`
+    is its first reduction node and `inner` the elements of D (0 without one)."""
+
     nodes: list[Node]
     shape: tuple[int, ...]
     dtype: Any
@@ -37,8 +64,15 @@ class FusedGroup:
     outputs: list[Value] = field(default_factory=list)
     entry: str = ""
     source: str = ""
-    reduction: Node | None = None  # a sum or mean epilogue (Note [Fused pointwise kernels])
-    inner: int = 0  # the elements each result of the reduction sums
+    reduction: Node | None = None
+    inner: int = 0
+    terms: list[Term] = field(default_factory=list)
+    row_dims: tuple[int, ...] | None = None
+    space: dict[int, str] = field(default_factory=dict)
+    level: dict[int, int] = field(default_factory=dict)
+    segment: int = 0
+    parallel: bool = True  # its loop may be split over threads (no scatter accumulation across the split)
+    work: int = 0  # elements the kernel reads per pass, times passes: what the thread threshold compares
 
 
 def _broadcasts(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
@@ -47,195 +81,281 @@ def _broadcasts(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
     return all(a in (1, b) for a, b in zip(shape[::-1], to[::-1], strict=False))
 
 
-def fusible(node: Node, specs: dict[str, Any], device: str = "cpu", dtypes: Any = CTYPE) -> bool:
-    """`device`, `dtypes`: where the group's kernel runs and the dtypes it stores (cuda_fusion.py's for CUDA)."""
-    spec = specs.get(node.name)
-    if spec is None or len(node.outputs) != 1:
-        return False
-    out = node.outputs[0]
-    if out.dtype.name not in dtypes or str(out.device) != device:
-        return False
-    tensors, scalars = spec[0], spec[1]
-    names = _arg_names(node)
-    if names is None:
-        return False
-    for name, arg in zip(names, node.args, strict=False):
-        if name in tensors:
-            if not isinstance(arg, Value) or arg.dtype is not out.dtype or str(arg.device) != device \
-                    or not _broadcasts(arg.shape, out.shape):
+def contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
+    out, acc = [], 1
+    for s in reversed(shape):
+        out.append(acc)
+        acc *= s
+    return tuple(out[::-1])
+
+
+def keep_shape(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(1 if d in dims else s for d, s in enumerate(shape))
+
+
+def drop_shape(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(s for d, s in enumerate(shape) if d not in dims)
+
+
+def strides_on(domain: tuple[int, ...], dims: tuple[int, ...] | None, shape: tuple[int, ...],
+               strides: tuple[int, ...], to: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The strides over `domain`'s dims of a tensor (`shape`, `strides`) broadcast to `to`, which is the
+    domain or its row shape (with or without the reduced dims `dims`); 0 where it does not move. None if it
+    does not broadcast."""
+    if not _broadcasts(shape, to):
+        return None
+    pad = len(to) - len(shape)
+    on_to = [0] * pad + [st if sz != 1 else 0 for sz, st in zip(shape, strides, strict=True)]
+    if len(to) == len(domain):
+        return tuple(on_to)
+    if dims is None or len(to) != len(domain) - len(dims):
+        return None
+    it = iter(on_to)
+    return tuple(0 if d in dims else next(it) for d in range(len(domain)))
+
+
+class _Group:
+    """A group being built: `admit` takes a node's terms if they fit (Note [Fused kernels with reductions])."""
+
+    def __init__(self, segment: int) -> None:
+        self.g = FusedGroup([], (), None, segment=segment)
+
+    def admit(self, node: Node, terms: list[Term]) -> bool:
+        g = self.g
+        saved = (g.shape, g.dtype, g.row_dims, dict(g.space), dict(g.level))
+        for t in terms:
+            if not self._place(t):
+                g.shape, g.dtype, g.row_dims, g.space, g.level = saved[0], saved[1], saved[2], saved[3], saved[4]
                 return False
-        elif name in scalars and not isinstance(arg, bool | int | float):
-            return False
+        g.nodes.append(node)
+        g.terms.extend(terms)
+        return True
+
+    def _row_shapes(self) -> tuple[tuple[int, ...], ...]:
+        g = self.g
+        if g.row_dims is None:
+            return ()
+        return keep_shape(g.shape, g.row_dims), drop_shape(g.shape, g.row_dims)
+
+    def _fits(self, v: Value, to: tuple[int, ...]) -> bool:
+        """`v` read by a term whose result has shape `to`: an input broadcast to it, or an element value (to is
+        the domain) or a row value whose broadcast means its own row."""
+        g = self.g
+        space = g.space.get(v.id)
+        if space is None:
+            return strides_on(g.shape, g.row_dims, v.shape, v.strides, to) is not None
+        if space == "elem":
+            return to == g.shape
+        if space == "row":
+            if to in self._row_shapes():
+                return True  # row to row: one value per row either way (eager shapes never mix the two)
+            c = contiguous(v.shape)
+            own = strides_on(g.shape, g.row_dims, v.shape, c, v.shape)
+            read = strides_on(g.shape, g.row_dims, v.shape, c, to)
+            return own is not None and own == read
+        return False
+
+    def _place(self, t: Term) -> bool:
+        g = self.g
+        if not g.space and not g.shape:
+            shape = t.out.shape if t.kind in ("map", "window") else t.args[0].shape
+            if math.prod(shape) == 0 or len(shape) == 0:
+                return False
+            g.shape = tuple(shape)
+            g.dtype = t.out.dtype
+        levels = [g.level.get(a.id, 0) for a in t.args]
+        level = max(levels, default=0)
+        if t.kind == "map":
+            if t.out.shape == g.shape:
+                space = "elem"
+            elif t.out.shape in self._row_shapes():
+                space = "row"
+            elif math.prod(t.out.shape) == 1 and t.args and all(g.space.get(a.id) == "total" for a in t.args):
+                g.space[t.out.id], g.level[t.out.id] = "total", 1 << 30
+                return True
+            else:
+                return False
+            if not all(self._fits(a, t.out.shape) for a in t.args):
+                return False
+            if space == "row" and any(g.space.get(a.id) == "elem" for a in t.args):
+                return False
+            g.space[t.out.id], g.level[t.out.id] = space, level
+            return True
+        if t.kind == "reduce":
+            src = t.args[0]
+            space = g.space.get(src.id)
+            if space == "row" and t.how == "sum" and math.prod(t.out.shape) == 1 and g.row_dims is not None \
+                    and set(t.dims) | {d for d, s in enumerate(src.shape) if s == 1} == set(range(len(src.shape))):
+                g.space[t.out.id], g.level[t.out.id] = "total", 1 << 30
+                return True
+            if not (space == "elem" or (space is None and src.shape == g.shape)):
+                return False
+            if g.row_dims is None and "row" not in g.space.values():
+                g.row_dims = t.dims
+            if t.dims == g.row_dims:
+                g.space[t.out.id], g.level[t.out.id] = "row", level + 1
+            else:
+                g.space[t.out.id], g.level[t.out.id] = "scatter", 1 << 30
+            return True
+        if t.kind == "window":
+            if g.space.get(t.args[0].id) is not None or t.out.shape != g.shape:
+                return False
+            g.space[t.out.id], g.level[t.out.id] = "elem", 0
+            return True
+        if t.kind == "gather":
+            src, index = t.args  # an element value of the group is recomputed at the index
+            if g.space.get(src.id) not in (None, "elem") or src.shape != g.shape or g.row_dims is None \
+                    or len(g.row_dims) != 1 or t.out.shape not in self._row_shapes() \
+                    or index.dtype.name != "int64":
+                return False
+            if g.space.get(index.id) not in (None, "row") or not self._fits(index, t.out.shape):
+                return False
+            g.space[t.out.id], g.level[t.out.id] = "row", level
+            return True
+        return False
+
+
+def groups(nodes: list[Node], specs: dict[str, Any]) -> list[Node | FusedGroup]:
+    """The steps: groups of fusible nodes (Note [Fused pointwise kernels]) and the other nodes, in an order
+    that respects every dependence."""
+    unit: dict[int, Any] = {}  # id(node) -> its _Group or the node itself
+    readers: dict[int, list[Node]] = {}  # value id -> nodes (processed so far) that read it
+    producer: dict[int, Node] = {}
+    readers_of_group: dict[int, list[_Group]] = {}  # value id -> groups reading it as an input
+    built: list[_Group] = []
+    segment = 0
+    for node in nodes:
+        if mutates(node):
+            segment += 1
+        terms = None if mutates(node) else lower(node, specs)
+        ins = node.inputs()
+        chosen = None
+        if terms:
+            candidates: list[_Group] = []
+            for v in ins:
+                p = producer.get(v.id)
+                u = unit.get(id(p)) if p is not None else None
+                if isinstance(u, _Group) and u not in candidates:
+                    candidates.append(u)
+            for v in ins:
+                for u in readers_of_group.get(v.id, []):
+                    if u not in candidates:
+                        candidates.append(u)
+            shapes = {v.shape for v in (*node.outputs, *ins)}
+            dims = {t.dims for t in terms if t.kind == "reduce"}
+            rowwise = all(d == tuple(range(len(t.args[0].shape) - len(d), len(t.args[0].shape)))
+                          for t in terms if t.kind == "reduce" for d in [t.dims])
+            for u in reversed(built):  # horizontal fusion: independent work over the same domain
+                if u not in candidates and u.g.shape in shapes \
+                        and (dims <= {u.g.row_dims} or (u.g.row_dims is None and rowwise)):
+                    candidates.append(u)
+            for u in candidates:
+                if u.g.segment == segment and _acyclic(u, ins, producer, unit, readers) and u.admit(node, terms):
+                    chosen = u
+                    break
+            if chosen is None:
+                fresh = _Group(segment)
+                if fresh.admit(node, terms):
+                    chosen = fresh
+                    built.append(fresh)
+        unit[id(node)] = chosen if chosen is not None else node
+        for v in ins:
+            readers.setdefault(v.id, []).append(node)
+            p = producer.get(v.id)
+            if chosen is not None and (p is None or unit.get(id(p)) is not chosen):
+                lst = readers_of_group.setdefault(v.id, [])
+                if chosen not in lst:
+                    lst.append(chosen)
+        for v in node.outputs:
+            producer[v.id] = node
+        if mutates(node):
+            segment += 1
+    for u in built:
+        g = u.g
+        lone = len(g.nodes) == 1 and len(g.terms) == 1
+        if lone:
+            unit[id(g.nodes[0])] = g.nodes[0]
+            continue
+        for t in g.terms:
+            if t.kind == "reduce" and g.reduction is None and t.node is not None:
+                g.reduction = t.node
+        g.inner = math.prod(g.shape[d] for d in g.row_dims) if g.row_dims is not None else 0
+        for n in g.nodes:
+            for v in n.outputs:
+                v.strides = contiguous(v.shape)
+    return _schedule(nodes, unit)
+
+
+def _acyclic(u: _Group, ins: list[Value], producer: dict[int, Node], unit: dict[int, Any],
+             readers: dict[int, list[Node]]) -> bool:
+    """No path leads from group `u` through another unit to the producers of `ins` (so the node may join)."""
+    targets = set()
+    for v in ins:
+        p = producer.get(v.id)
+        if p is not None and unit.get(id(p)) is not u:
+            targets.add(id(unit[id(p)]))
+    if not targets:
+        return True
+    seen = {id(u)}
+    stack: list[Any] = [u]
+    while stack:
+        cur = stack.pop()
+        members = cur.g.nodes if isinstance(cur, _Group) else [cur]
+        for m in members:
+            for v in m.outputs:
+                for r in readers.get(v.id, []):
+                    nxt = unit[id(r)]
+                    if id(nxt) in seen:
+                        continue
+                    if id(nxt) in targets:
+                        return False
+                    seen.add(id(nxt))
+                    stack.append(nxt)
     return True
 
 
-def _arg_names(node: Node) -> list[str] | None:
-    schema = str(node.op.schema)
-    inner = schema[schema.index("(") + 1:schema.rindex(")", 0, schema.index("->"))]
-    names = []
-    for part in inner.split(","):
-        part = part.strip()
-        if not part or part == "*":
-            continue
-        names.append(part.split("=")[0].split()[-1])
-    return names if len(names) >= len(node.args) else None
-
-
-REDUCTIONS = ("sum", "sum.dim_IntList", "mean", "mean.dim")
-
-
-def reduction_inner(node: Node, run: list[Node]) -> int:
-    """How many elements each result of `node` sums when it can close `run` as its epilogue; 0 if it cannot."""
-    if node.name not in REDUCTIONS or not run or len(node.outputs) != 1 or not node.args:
-        return 0
-    source, shape = node.args[0], run[0].outputs[0].shape
-    if not isinstance(source, Value) or all(source.id != n.outputs[0].id for n in run):
-        return 0
-    out = node.outputs[0]
-    if out.dtype is not source.dtype or node.args[-1] is not None:  # a dtype= argument: another dtype
-        return 0
-    numel = 1
-    for s in shape:
-        numel *= s
-    if numel == 0:
-        return 0
-    if node.name in ("sum", "mean"):
-        return numel
-    dims = node.args[1]
-    dims = [dims] if isinstance(dims, int) else list(dims) if isinstance(dims, list | tuple) else None
-    if not shape or dims is None or len(dims) != 1 or not isinstance(dims[0], int) \
-            or dims[0] % len(shape) != len(shape) - 1:
-        return 0
-    return shape[-1]
-
-
-def groups(nodes: list[Node], specs: dict[str, Any], device: str = "cpu", dtypes: Any = CTYPE) \
-        -> list[Node | FusedGroup]:
-    """The nodes with each run of fusible ones replaced by a FusedGroup (runs of one node stay nodes), a
-    reduction right after a run joining it (Note [Fused pointwise kernels])."""
-    out: list[Node | FusedGroup] = []
-    run: list[Node] = []
-
-    def close(after: Node | None = None) -> bool:
-        inner = reduction_inner(after, run) if after is not None else 0
-        if len(run) >= 2 or (run and inner):
-            out.append(FusedGroup(list(run), run[0].outputs[0].shape, run[0].outputs[0].dtype,
-                                  reduction=after if inner else None, inner=inner))
-        else:
-            out.extend(run)
-        run.clear()
-        return bool(inner)
-
-    for node in nodes:
-        if fusible(node, specs, device, dtypes):
-            o = node.outputs[0]
-            if run and (o.shape != run[0].outputs[0].shape or o.dtype is not run[0].outputs[0].dtype):
-                close()
-            run.append(node)
-        elif not close(node):
-            out.append(node)
-    close()
-    return out
-
-
-def _literal(x: Any, ctype: str) -> str:
-    if isinstance(x, bool):
-        return "true" if x else "false"
-    if isinstance(x, int):
-        return f"static_cast<{ctype}>({x}LL)"
-    return f"static_cast<{ctype}>({float(x).hex()})" if x == x and abs(x) != float("inf") else \
-        (f"static_cast<{ctype}>(NAN)" if x != x else f"static_cast<{ctype}>({'-' if x < 0 else ''}INFINITY)")
-
-
-def _offset(value: Value, shape: tuple[int, ...]) -> str:
-    """C++ for the element offset of `value` at output element `i` (broadcast dims stride 0)."""
-    numel = 1
-    for s in value.shape:
-        numel *= s
-    if numel == 1:
-        return "0"
-    contiguous = []
-    acc = 1
-    for s in reversed(value.shape):
-        contiguous.append(acc)
-        acc *= s
-    if value.shape == shape and tuple(contiguous[::-1]) == value.strides:
-        return "i"
-    pad = len(shape) - len(value.shape)
-    strides = [0] * pad + [st if sz != 1 else 0 for sz, st in zip(value.shape, value.strides, strict=True)]
-    terms = []
-    inner = 1
-    for dim in reversed(range(len(shape))):
-        if strides[dim] and shape[dim] != 1:
-            index = f"(i / {inner}LL)" if inner != 1 else "i"
-            index = f"({index} % {shape[dim]}LL)" if dim > 0 else index
-            terms.append(f"{index} * {strides[dim]}LL")
-        inner *= shape[dim]
-    return " + ".join(terms) or "0"
-
-
-_ARG = re.compile(r"\ba_(\w+)\b")
-
-
-def render(group: FusedGroup, entry: str, specs: dict[str, Any], used_later: set[int]) -> None:
-    """Fill in the group's inputs, outputs, entry point and C++ source (Note [Fused pointwise kernels])."""
-    ctype = CTYPE[group.dtype.name]
-    produced = {v.id for n in group.nodes for v in n.outputs}
-    inputs: list[Value] = []
-    for n in group.nodes:
+def _schedule(nodes: list[Node], unit: dict[int, Any]) -> list[Node | FusedGroup]:
+    """Kahn's algorithm over the units (groups and lone nodes), program order among the ready ones; an
+    in-place node is a barrier between what comes before it and after it."""
+    position = {id(n): i for i, n in enumerate(nodes)}
+    units: dict[int, Any] = {}
+    first: dict[int, int] = {}
+    for n in nodes:
+        u = unit[id(n)]
+        units.setdefault(id(u), u)
+        first.setdefault(id(u), position[id(n)])
+    producer_unit = {v.id: id(unit[id(n)]) for n in nodes for v in n.outputs}
+    deps: dict[int, set[int]] = {k: set() for k in units}
+    barrier: int | None = None
+    for n in nodes:
+        k = id(unit[id(n)])
         for v in n.inputs():
-            if v.id not in produced and all(v.id != w.id for w in inputs):
-                inputs.append(v)
-    outputs = [v for n in group.nodes for v in n.outputs if v.id in used_later]
-    numel = 1
-    for s in group.shape:
-        numel *= s
-    params = [f"const {ctype}* __restrict in{k}" for k in range(len(inputs))]
-    params += [f"{ctype}* __restrict out{k}" for k in range(len(outputs))]
-    red = group.reduction
-    if red is not None:
-        params.append(f"{ctype}* __restrict reduced")
-    body = []
-    local = {}
-    for k, v in enumerate(inputs):
-        local[v.id] = f"x{k}"
-        body.append(f"    const {ctype} x{k} = in{k}[{_offset(v, group.shape)}];")
-    for n in group.nodes:
-        tensors, scalars, expr, _ = specs[n.name]
-        names = _arg_names(n) or []
-        values = dict(zip(names, n.args, strict=False))
-        for name in (*tensors, *scalars):
-            values.setdefault(name, None)
-
-        def sub(m: re.Match[str], values: dict[str, Any] = values) -> str:
-            arg = values.get(m.group(1))
-            if isinstance(arg, Value):
-                return local[arg.id]
-            if arg is None:
-                raise ValueError(f"argument {m.group(1)} has no value")
-            return _literal(arg, ctype)
-
-        out = n.outputs[0]
-        local[out.id] = f"v{out.id}"
-        body.append(f"    const {ctype} v{out.id} = static_cast<{ctype}>({_ARG.sub(sub, expr)});")
-    for k, v in enumerate(outputs):
-        body.append(f"    out{k}[i] = {local[v.id]};")
-    group.inputs, group.outputs, group.entry = inputs, outputs, entry
-    ops = ", ".join(n.name for n in group.nodes)
-    if red is None:
-        group.source = (f"// {ops}\n"
-                        f'extern "C" void {entry}({", ".join(params)}) {{\n'
-                        f"  for (long long i = 0; i < {numel}LL; ++i) {{\n"
-                        + "\n".join("  " + line for line in body) + "\n  }\n}\n")
-        return
-    inner = group.inner
-    rows = numel // inner
-    total = f"acc / static_cast<double>({inner}LL)" if red.name.startswith("mean") else "acc"
-    body.append(f"    acc += static_cast<double>({local[red.args[0].id]});")
-    group.source = (f"// {ops}, then {red.name}\n"
-                    f'extern "C" void {entry}({", ".join(params)}) {{\n'
-                    f"  for (long long r = 0; r < {rows}LL; ++r) {{\n"
-                    f"   double acc = 0.0;\n"
-                    f"   for (long long i = r * {inner}LL; i < (r + 1) * {inner}LL; ++i) {{\n"
-                    + "\n".join("   " + line for line in body) + "\n   }\n"
-                    f"   reduced[r] = static_cast<{ctype}>({total});\n  }}\n}}\n")
+            p = producer_unit.get(v.id)
+            if p is not None and p != k:
+                deps[k].add(p)
+        if mutates(n):
+            for other, f in first.items():
+                if f < position[id(n)] and other != k:
+                    deps[k].add(other)
+            barrier = k
+        elif barrier is not None and barrier != k:
+            deps[k].add(barrier)
+    users: dict[int, list[int]] = {k: [] for k in units}
+    for k, ds in deps.items():
+        for d in ds:
+            users[d].append(k)
+    waiting = {k: len(ds) for k, ds in deps.items()}
+    ready = [(first[k], k) for k in units if waiting[k] == 0]
+    heapq.heapify(ready)
+    order: list[Node | FusedGroup] = []
+    while ready:
+        _, k = heapq.heappop(ready)
+        u = units[k]
+        order.append(u.g if isinstance(u, _Group) else u)
+        for s in users[k]:
+            waiting[s] -= 1
+            if waiting[s] == 0:
+                heapq.heappush(ready, (first[s], s))
+    if len(order) != len(units):
+        raise RuntimeError("fusion made the graph of kernels cyclic")
+    return order

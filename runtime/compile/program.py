@@ -6,20 +6,35 @@ import ctypes
 import importlib
 from typing import Any
 
-import numpy as np
-
 from runtime import opcall
 from runtime.compile.cpp_build import build
 from runtime.compile.cuda_fusion import CudaKernels, cuda_groups, graph_device
-from runtime.compile.fusion import FusedGroup, groups, render
-from runtime.compile.graph import Graph, Node, Value
+from runtime.compile.fusion import FusedGroup, groups
+from runtime.compile.graph import Graph, Node
+from runtime.compile.kernel_render import render
 from runtime.compile.passes import (
     common_subexpressions,
     dead_code_elimination,
     execution_order,
     fold_constants,
 )
+from runtime.compile.pyrun import cuda_group_runner, group_runner, make_runner
 from runtime.tensor import Tensor
+from runtime.threads import kernel_threads
+
+# Note [Threads of fused kernels]
+# A fused kernel splits its loop over OpenMP threads (rows for a kernel with row values, the flat element
+# range otherwise) when its work (domain elements times passes over them) is at least THREAD_THRESHOLD and
+# it has no scatter accumulation; it uses runtime.threads.kernel_threads() threads (G.set_num_threads,
+# else OMP_NUM_THREADS or OPENBLAS_NUM_THREADS, else the CPU count), so OPENBLAS_NUM_THREADS=1 keeps it on
+# one thread. Measured with `python3 bench/bench_compile.py --threads` (the GELU-residual and a row softmax
+# at 2^12..2^20 elements, one thread against two, in one run) on the 2-core build machine under a load
+# average of about 17: two threads lost at every size (about 30 ms per call, the second thread waiting for
+# a time slice; 1.7x slower even at 2^20), so no crossover could be measured there. The threshold is set
+# where one thread takes about 0.5 ms (2^18 elements of the GELU-residual: 0.53 ms in that run), so that
+# on an idle machine, where starting a team costs tens of microseconds, a split never costs more than a
+# few percent; rerun the bench on the target machine to move it.
+THREAD_THRESHOLD = 1 << 18
 
 
 def fusion_specs() -> dict[str, Any]:
@@ -46,25 +61,28 @@ class Program:
         self.fused = [s for s in self.steps if isinstance(s, FusedGroup)]
         self.library: Any = None
         self._calls: dict[int, Any] = {}
+        self._runners: dict[int, tuple[Any, bool]] = {}  # group -> its runner, and whether it takes arrays
         if self.fused:
             self._build()
-        self._plans = {id(s): _plan(s) for s in self.steps if isinstance(s, Node)}
+        self._run, self.source = make_runner(self.steps, graph.inputs, graph.output, self._runners)
 
     def _build(self) -> None:
         later = self._used_after()
-        specs = fusion_specs()
         if self.device is not None:
-            self.cuda = CudaKernels(self.fused, later, specs, self.device)
+            self.cuda = CudaKernels(self.fused, later, fusion_specs(), self.device)
+            for group in self.fused:
+                self._runners[id(group)] = (cuda_group_runner(group, self.cuda), False)
             return
         for k, group in enumerate(self.fused):
-            render(group, f"opgen_fused_{k}", specs, later[id(group)])
+            render(group, f"opgen_fused_{k}", later[id(group)])
         self.library = build("\n".join(g.source for g in self.fused))
         for group in self.fused:
             fn = getattr(self.library, group.entry)
-            fn.restype = None
-            fn.argtypes = [ctypes.c_void_p] * (len(group.inputs) + len(group.outputs)
-                                               + (group.reduction is not None))
+            fn.restype = ctypes.c_int
+            fn.argtypes = [ctypes.c_void_p] * (len(group.inputs) + len(group.outputs)) + [ctypes.c_longlong]
             self._calls[id(group)] = fn
+            split = group.parallel and group.work >= THREAD_THRESHOLD
+            self._runners[id(group)] = (group_runner(group, fn, _threads if split else None), True)
 
     def _used_after(self) -> dict[int, set[int]]:
         """For each fused group, the ids of its values read by a later step or returned."""
@@ -72,10 +90,8 @@ class Program:
         needed = {v.id for v in self.graph.output_values()}
         for step in reversed(self.steps):
             if isinstance(step, FusedGroup):
-                if step.reduction is not None:  # the group makes its reduction's input itself
-                    needed.discard(step.reduction.outputs[0].id)
-                out[id(step)] = {v.id for n in step.nodes for v in n.outputs} & needed
                 inside = {v.id for n in step.nodes for v in n.outputs}
+                out[id(step)] = inside & needed
                 needed |= {v.id for n in step.nodes for v in n.inputs() if v.id not in inside}
             else:
                 needed |= {v.id for v in step.inputs()}
@@ -88,98 +104,9 @@ class Program:
 
     # -- running ------------------------------------------------------------------------------------
     def run(self, inputs: list[Tensor]) -> Any:
-        env: dict[int, Any] = {v.id: t for v, t in zip(self.graph.inputs, inputs, strict=True)}
-        for step in self.steps:
-            if isinstance(step, FusedGroup):
-                self._run_group(step, env)
-            else:
-                self._plans[id(step)](env)
-        return _materialize(self.graph.output, env)
-
-    def _run_group(self, group: FusedGroup, env: dict[int, Any]) -> None:
-        ins = [_get(v, env) for v in group.inputs]
-        if self.cuda is not None and self.cuda.run(group, ins, env):
-            return
-        if self.cuda is not None or not all(  # CUDA: the kernels refused these inputs (cuda_fusion.py)
-                tuple(t.shape) == v.shape and (t.numel() <= 1 or tuple(t.stride()) == v.strides)
-                and t._data.dtype == t.dtype.np for t, v in zip(ins, group.inputs, strict=True)):
-            for node in group.nodes:  # another layout than at capture: the eager kernels
-                _run_node(node, env)
-            if group.reduction is not None:
-                _run_node(group.reduction, env)
-            return
-        outs = [np.empty(group.shape, dtype=group.dtype.np) for _ in group.outputs]
-        if group.reduction is not None:
-            reduced = group.reduction.outputs[0]
-            outs.append(np.empty(reduced.shape, dtype=group.dtype.np))
-        pointers = [t._data.__array_interface__["data"][0] for t in ins] + \
-            [a.__array_interface__["data"][0] for a in outs]
-        self._calls[id(group)](*pointers)
-        for v, a in zip(group.outputs, outs, strict=False):
-            env[v.id] = Tensor._wrap(a, group.dtype)
-        if group.reduction is not None:
-            env[reduced.id] = Tensor._wrap(outs[-1], group.dtype)
+        return self._run(inputs)
 
 
-def _get(v: Value, env: dict[int, Any]) -> Any:
-    if v.external is not None:
-        return v.external
-    return env[v.id]
-
-
-def _resolve(x: Any, env: dict[int, Any]) -> Any:
-    if isinstance(x, Value):
-        return _get(x, env)
-    if isinstance(x, list | tuple):
-        return type(x)(_resolve(a, env) for a in x)
-    if isinstance(x, dict):
-        return {k: _resolve(v, env) for k, v in x.items()}
-    return x
-
-
-def _run_node(node: Node, env: dict[int, Any]) -> None:
-    result = node.op.call(*_resolve(node.args, env))
-    outs = [result] if node.result_kind == "tensor" else list(result)
-    for v, t in zip(node.outputs, outs, strict=True):
-        env[v.id] = t
-
-
-def _plan(node: Node) -> Any:
-    """A function running `node` on an environment: its arguments with the values' slots filled in (the
-    boxed op's call without walking the argument structure; arguments holding lists of values take the
-    general path)."""
-    if any(isinstance(a, list | tuple | dict) and any(isinstance(b, Value) for b in _flatten(a)) for a in node.args):
-        return lambda env: _run_node(node, env)
-    template = list(node.args)
-    slots = [(i, a) for i, a in enumerate(template) if isinstance(a, Value)]
-    free = [(i, a.external) for i, a in slots if a.external is not None]
-    bound = [(i, a.id) for i, a in slots if a.external is None]
-    for i, t in free:
-        template[i] = t
-    call = node.op.call
-    outs = [v.id for v in node.outputs]
-    single = node.result_kind == "tensor"
-
-    def run(env: dict[int, Any]) -> None:
-        args = template.copy()
-        for i, vid in bound:
-            args[i] = env[vid]
-        result = call(*args)
-        if single:
-            env[outs[0]] = result
-        else:
-            for vid, t in zip(outs, result, strict=True):
-                env[vid] = t
-    return run
-
-
-def _flatten(x: Any) -> list[Any]:
-    if isinstance(x, list | tuple):
-        return [b for a in x for b in _flatten(a)]
-    if isinstance(x, dict):
-        return [b for a in x.values() for b in _flatten(a)]
-    return [x]
-
-
-def _materialize(x: Any, env: dict[int, Any]) -> Any:
-    return _resolve(x, env)
+def _threads() -> int:
+    """The threads a split kernel uses (looked up at each run: G.set_num_threads may change it)."""
+    return kernel_threads()

@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 from runtime import opcall
+from runtime.compile.fused_update import register_fused_update
 from runtime.optim.arith import arith_for
 from runtime.optim.optimizer import Optimizer, ParamsT, advance_step, impl_flags, new_step
 from runtime.tensor import Tensor
@@ -94,3 +95,6 @@ class AdamW(Adam):
                  differentiable: bool = False, fused: bool | None = None) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize, foreach=foreach,
                          capturable=capturable, differentiable=differentiable, fused=fused)
+
+
+register_fused_update(Adam, "adam")  # compiled training steps run its rule fused (Note [Fused optimizer updates])

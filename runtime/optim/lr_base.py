@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime.compile.step_capture import register_scheduler_base
 from runtime.optim.optimizer import Optimizer
 
 
@@ -71,3 +72,6 @@ class LRScheduler:
 
 
 _LRScheduler = LRScheduler
+
+
+register_scheduler_base(LRScheduler)  # stepped inside a compiled function, it ends the capture

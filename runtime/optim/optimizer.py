@@ -17,6 +17,7 @@ import numpy as np
 
 from runtime.autograd.grad_mode import no_grad
 from runtime.autograd.node import RemovableHandle
+from runtime.compile.step_capture import register_optimizer_base
 from runtime.nn.init import zero_grad_in_place
 from runtime.tensor import Tensor
 
@@ -271,3 +272,8 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {k}: {v}" for k, v in sorted(group.items()) if k != "params"]
         return "\n".join([*lines, ")"])
+
+
+# G.compile captures `Optimizer.step()` as one node of a training step (Note [Capturing a training step] in
+# runtime/compile/step_capture.py); runtime.compile sits below runtime.optim, so the class is registered here.
+register_optimizer_base(Optimizer)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime.compile.fused_update import register_fused_update
 from runtime.optim.arith import arith_for
 from runtime.optim.optimizer import Optimizer, ParamsT, impl_flags
 from runtime.tensor import Tensor
@@ -55,3 +56,6 @@ class SGD(Optimizer):
                 b = arith.value(buf)
                 g = arith.add(g, b, momentum) if nesterov else b
             arith.add_(p, g, -lr)
+
+
+register_fused_update(SGD, "sgd")  # compiled training steps run its rule fused (Note [Fused optimizer updates])

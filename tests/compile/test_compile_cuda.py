@@ -258,3 +258,29 @@ def test_random_pointwise_graphs_agree_with_eager(ops: list[tuple[str, float]], 
     with G.no_grad():
         close(run(c, x, b), f(x, b), 1e-5)
     assert len(c.programs) == 1  # compiled, not run eagerly
+
+
+def test_a_whole_training_step_compiles_on_cuda() -> None:
+    from runtime.compile.step_program import StepProgram
+
+    def make() -> tuple[Any, Any]:
+        G.manual_seed(3)
+        model = G.nn.Linear(6, 3).to("cuda")
+        return model, G.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def step_of(model: Any, opt: Any) -> Any:
+        def step(x: G.Tensor, y: G.Tensor) -> G.Tensor:
+            opt.zero_grad()
+            loss = ((G.tanh(model(x)) * 2 - y) ** 2).mean()  # backward seeds its gradient on the loss device
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+
+    x, y = G.randn(5, 6, device="cuda"), G.randn(5, 3, device="cuda")
+    (m1, o1), (m2, o2) = make(), make()
+    compiled, eager = G.compile(step_of(m1, o1)), step_of(m2, o2)
+    for _ in range(3):
+        close(run(compiled, x, y), eager(x, y).detach(), 1e-5)
+    close(tuple(p.detach() for p in m1.parameters()), tuple(p.detach() for p in m2.parameters()), 1e-5)
+    assert compiled.programs and all(isinstance(p, StepProgram) for p in compiled.programs)

@@ -1,0 +1,238 @@
+"""A compiled program as one generated Python function (Note [The program as one function]).
+
+Note [The program as one function]
+Walking the steps at every call (a dict of values, a closure per node, a Tensor per result) costs more than
+many of the steps themselves on small graphs, so a Program's steps are written out once, when it is made, as
+the source of one Python function: every value is a local variable, held as the array that lowered nodes and
+fused kernels read (Note [Lowered nodes]) and wrapped into a Tensor only where an operator call or the result
+needs one; operator calls are made with their constant arguments in place; a fused CPU group is one call of
+its C++ function on the arrays' addresses and the thread count, and a nonzero return (an index out of range)
+runs the group's nodes through their operators, which raise the error. A fused group's input of another layout
+than at capture (the guards do not cover the strides of every intermediate value; strides of dims of size 1 do
+not count) runs the group's nodes through their operators instead. A fused CUDA group (cuda_fusion.py) is a
+call on the tensors, which launches its kernels. After an operator that writes into its arguments, the arrays
+of those arguments are read again from their tensors. The function is compiled by `compile()` and kept on the
+Program; `debug=True` prints its source beside the graph's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from runtime.compile.fused_update import address
+from runtime.compile.fusion import FusedGroup
+from runtime.compile.graph import Node, Value
+from runtime.compile.lowering import VIEWS, lower
+from runtime.compile.passes import mutates
+from runtime.tensor import Tensor
+
+
+def group_runner(group: FusedGroup, call: Any, threads: Callable[[], int] | None) -> Any:
+    """A function of a CPU group's input arrays returning its output arrays (Note [Fused pointwise kernels]:
+    the kernel returns nonzero for an index out of range and takes the thread count last; `threads` gives it
+    where the group is split over threads (Note [Threads of fused kernels]), else it runs on one)."""
+    layouts = [(v.shape, tuple(s * np.dtype(v.dtype.np).itemsize for s in v.strides), np.dtype(v.dtype.np))
+               for v in group.inputs]
+    outs = [(v.shape, np.dtype(v.dtype.np)) for v in group.outputs]
+    empty = np.empty
+
+    def run(*arrays: np.ndarray) -> list[np.ndarray]:
+        for a, (shape, strides, dt) in zip(arrays, layouts, strict=True):
+            if a.shape != shape or a.dtype != dt or a.strides != strides:
+                if not _same_layout(group, arrays):  # another layout than at capture: the operators
+                    return _eager_group(group, arrays)
+                break
+        results = [empty(shape, dtype=dt) for shape, dt in outs]
+        if call(*[address(a) for a in arrays], *[address(o) for o in results], threads() if threads else 1):
+            return _eager_group(group, arrays)  # an index out of range: the operators raise their error
+        return results
+    return run
+
+
+def _same_layout(group: FusedGroup, arrays: tuple[np.ndarray, ...]) -> bool:
+    """The arrays have the shapes and dtypes the kernel was written for, and its strides where they matter
+    (dims of size 1 are never stepped)."""
+    for a, v in zip(arrays, group.inputs, strict=True):
+        if a.shape != v.shape or a.dtype != np.dtype(v.dtype.np):
+            return False
+        size = a.dtype.itemsize
+        if any(st != s * size for st, s, n in zip(a.strides, v.strides, v.shape, strict=True) if n != 1):
+            return False
+    return True
+
+
+def cuda_group_runner(group: FusedGroup, cuda: Any) -> Any:
+    """A function of a CUDA group's input tensors returning its output tensors, its reduction's last
+    (cuda_fusion.CudaKernels; the operators where its kernels refuse the inputs)."""
+    outs = [v.id for v in cuda_outputs(group)]
+
+    def run(*tensors: Tensor) -> list[Tensor]:
+        env: dict[int, Any] = {}
+        if not cuda.run(group, list(tensors), env):
+            env = {v.id: t for v, t in zip(group.inputs, tensors, strict=True)}
+            for node in group.nodes:
+                _call(node, env)
+        return [env[i] for i in outs]
+    return run
+
+
+def cuda_outputs(group: FusedGroup) -> list[Value]:
+    """The values a CUDA group stores: its members' values read later, then its reduction's result."""
+    red = group.reduction
+    return [v for v in group.outputs if red is None or v.id != red.outputs[0].id] + \
+        ([red.outputs[0]] if red is not None else [])
+
+
+def _call(node: Node, env: dict[int, Any]) -> None:
+    result = node.op.call(*_resolve(node.args, env))
+    outs = [result] if node.result_kind == "tensor" else list(result)
+    for v, t in zip(node.outputs, outs, strict=True):
+        env[v.id] = t
+
+
+def _eager_group(group: FusedGroup, arrays: tuple[np.ndarray, ...]) -> list[np.ndarray]:
+    env: dict[int, Any] = {v.id: Tensor._wrap(a, v.dtype) for v, a in zip(group.inputs, arrays, strict=True)}
+    for node in group.nodes:
+        _call(node, env)
+    return [env[v.id]._data for v in group.outputs]
+
+
+def _resolve(x: Any, env: dict[int, Any]) -> Any:
+    if isinstance(x, Value):
+        return x.external if x.external is not None else env[x.id]
+    if isinstance(x, list | tuple):
+        return type(x)(_resolve(a, env) for a in x)
+    if isinstance(x, dict):
+        return {k: _resolve(v, env) for k, v in x.items()}
+    return x
+
+
+LOWER = True  # Note [Lowered nodes]; off only to measure what lowering gains
+
+
+class _Writer:
+    def __init__(self, inputs: list[Value], returned: set[int]) -> None:
+        self.returned = returned  # ids of the values the program returns
+        self.lines: list[str] = []
+        self.ns: dict[str, Any] = {"wrap": Tensor._wrap}
+        self.tensor: dict[int, str] = {}  # value id -> the local (or namespace name) holding its Tensor
+        self.array: dict[int, str] = {}  # value id -> the local holding its array
+        for v in inputs:
+            self.tensor[v.id] = f"t{v.id}"
+
+    def const(self, x: Any, prefix: str = "k") -> str:
+        name = f"{prefix}{len(self.ns)}"
+        self.ns[name] = x
+        return name
+
+    def tensor_of(self, v: Value) -> str:
+        if v.external is not None:
+            name = self.tensor.get(v.id)
+            if name is None:
+                name = self.tensor[v.id] = self.const(v.external, "e")
+            return name
+        name = self.tensor.get(v.id)
+        if name is None:
+            name = self.tensor[v.id] = f"t{v.id}"
+            self.lines.append(f"t{v.id} = wrap(a{v.id}, {self.const(v.dtype, 'd')})")
+        return name
+
+    def array_of(self, v: Value) -> str:
+        if v.external is not None:
+            return f"{self.tensor_of(v)}._data"
+        name = self.array.get(v.id)
+        if name is None:
+            name = self.array[v.id] = f"a{v.id}"
+            self.lines.append(f"a{v.id} = {self.tensor[v.id]}._data")
+        return name
+
+    def expr(self, x: Any, as_array: bool) -> str:
+        if isinstance(x, Value):
+            return self.array_of(x) if as_array else self.tensor_of(x)
+        if isinstance(x, list):
+            return "[" + "".join(self.expr(a, as_array) + ", " for a in x) + "]"
+        if isinstance(x, tuple):
+            return "(" + "".join(self.expr(a, as_array) + ", " for a in x) + ")"
+        if isinstance(x, dict):
+            return "{" + "".join(f"{self.const(k)}: {self.expr(a, as_array)}, " for k, a in x.items()) + "}"
+        if x is None or isinstance(x, bool | int | str) or (isinstance(x, float) and x == x and abs(x) != float("inf")):
+            return repr(x)
+        return self.const(x)
+
+    def node(self, node: Node) -> None:
+        fn = lower(node) if LOWER and not (node.name in VIEWS and node.outputs[0].id in self.returned) else None
+        if fn is not None:
+            out = node.outputs[0]
+            args = "[" + "".join(self.expr(a, True) + ", " for a in node.args) + "]"
+            self.lines.append(f"a{out.id} = {self.const(fn, 'f')}({args})")
+            self.array[out.id] = f"a{out.id}"
+            self.tensor.pop(out.id, None)
+            return
+        call = self.const(node.op.call, "op")
+        args = "".join(self.expr(a, False) + ", " for a in node.args)
+        outs = node.outputs
+        if node.result_kind == "tensor":
+            self.lines.append(f"t{outs[0].id} = {call}({args})")
+        elif outs:
+            names = "".join(f"t{v.id}, " for v in outs)
+            self.lines.append(f"{names}= {call}({args})")
+        else:
+            self.lines.append(f"{call}({args})")
+        for v in outs:
+            self.tensor[v.id] = f"t{v.id}"
+            self.array.pop(v.id, None)
+        if mutates(node):  # its arguments' arrays are read again from their tensors
+            for v in node.inputs():
+                if v.external is None and v.id in self.array and v.id in self.tensor:
+                    del self.array[v.id]
+
+    def group(self, group: FusedGroup, runner: Any, on_arrays: bool) -> None:
+        """A group's call: `runner` takes and returns arrays (CPU kernels) or tensors (CUDA kernels)."""
+        name = self.const(runner, "g")
+        outs = [v.id for v in (group.outputs if on_arrays else cuda_outputs(group))]
+        if on_arrays:
+            args = "".join(self.array_of(v) + ", " for v in group.inputs)
+        else:
+            args = "".join(self.tensor_of(v) + ", " for v in group.inputs)
+        prefix = "a" if on_arrays else "t"
+        names = "".join(f"{prefix}{i}, " for i in outs)
+        self.lines.append(f"{names}= {name}({args})" if outs else f"{name}({args})")
+        for i in outs:
+            if on_arrays:
+                self.array[i] = f"a{i}"
+                self.tensor.pop(i, None)
+            else:
+                self.tensor[i] = f"t{i}"
+                self.array.pop(i, None)
+
+
+def _values(x: Any) -> list[Value]:
+    if isinstance(x, Value):
+        return [x]
+    if isinstance(x, list | tuple):
+        return [v for a in x for v in _values(a)]
+    return []
+
+
+def make_runner(steps: list[Node | FusedGroup], inputs: list[Value], output: Any,
+                runners: dict[int, tuple[Any, bool]]) -> tuple[Any, str]:
+    """The function `run(inputs) -> output` of Note [The program as one function], and its source;
+    `runners` maps each group to its runner and whether that takes arrays (group_runner) or tensors
+    (cuda_group_runner)."""
+    w = _Writer(inputs, {v.id for v in _values(output)})
+    for step in steps:
+        if isinstance(step, FusedGroup):
+            w.group(step, *runners[id(step)])
+        else:
+            w.node(step)
+    result = w.expr(output, False)
+    params = "".join(f"t{v.id}, " for v in inputs)
+    body = [f"({params}) = inputs"] if inputs else []
+    body += w.lines + [f"return {result}"]
+    source = "def run(inputs):\n" + "".join(f"    {line}\n" for line in body)
+    code = compile(source, "<G.compile program>", "exec")
+    exec(code, w.ns)
+    return w.ns["run"], source
