@@ -24,13 +24,14 @@ RUNTIME_OPS: frozenset[str] = frozenset({
     "lgamma", "linalg_cholesky", "linalg_det", "linalg_eigh", "linalg_inv", "linalg_solve", "linalg_svd",
     "linalg_vector_norm", "log", "log1p", "log2", "log_sigmoid", "log_softmax", "logical_and", "logical_not",
     "logsumexp", "masked_fill", "matmul", "max", "max_pool2d", "max_pool2d_with_indices", "maximum", "mean", "min",
-    "minimum", "mm", "movedim", "mul", "mul_", "multinomial", "multiply", "mv", "nan_to_num", "nansum", "narrow",
-    "native_dropout", "neg", "new_empty", "nonzero", "norm", "normal_", "one_hot", "outer", "pairwise_distance",
-    "permute", "pow", "prelu", "prod", "random_", "ravel", "reciprocal", "relu", "relu_", "remainder", "repeat",
+    "minimum", "mm", "moveaxis", "movedim", "mul", "mul_", "multinomial", "multiply", "mv", "nan_to_num", "nansum",
+    "narrow", "native_dropout", "neg", "new_empty", "nonzero", "norm", "normal_", "one_hot", "outer",
+    "pairwise_distance", "permute", "pow", "prelu", "prod", "random_", "ravel", "reciprocal", "relu", "relu_", "remainder", "repeat",
     "repeat_interleave", "reshape", "roll", "round", "rsqrt", "rsqrt_", "scatter", "scatter_add", "searchsorted",
     "select", "sigmoid", "sign", "sin", "slice", "softmax", "softplus", "sort", "sqrt", "sqrt_", "square_",
     "squeeze", "stack", "std", "sub", "sum", "swapaxes", "t", "take", "tan", "tanh", "transpose", "tril", "triu",
-    "trunc", "unbind", "unflatten", "unfold", "uniform_", "unique", "unsqueeze", "var", "view", "where", "zero_",
+    "true_divide", "trunc", "unbind", "unflatten", "unfold", "uniform_", "unique", "unsqueeze", "var", "view", "where",
+    "zero_",
     # F.<activation>(inplace=True) (runtime/nn/functional_activation.py)
     "elu_", "hardsigmoid_", "hardswish_", "hardtanh_", "mish_", "silu_",
     "_linalg_pinv",  # G.linalg.pinv (runtime/linalg.py)
