@@ -177,7 +177,7 @@ def test_decorator_forms() -> None:
 UNARY = ["exp", "tanh", "sigmoid", "relu", "abs", "neg", "sin", "log1p"]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(ops=st.lists(st.tuples(st.sampled_from(UNARY + ["add", "mul", "sub"]), st.floats(-2, 2)), min_size=2,
                     max_size=6),
        rows=st.integers(1, 5), cols=st.integers(1, 7), broadcast=st.booleans(), transposed=st.booleans())
@@ -204,7 +204,7 @@ def test_random_pointwise_graphs_agree_with_eager(ops: list[tuple[str, float]], 
     assert len(c.programs) == 1  # compiled, not run eagerly
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(reduction=st.sampled_from(["sum", "mean", "sum_last", "mean_last", "sum_last_keepdim", "sum_first"]),
        rows=st.integers(1, 5), cols=st.integers(1, 9), transposed=st.booleans(),
        dtype=st.sampled_from([G.float32, G.float64]), also_return_the_expression=st.booleans())
