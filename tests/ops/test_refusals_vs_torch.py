@@ -471,6 +471,18 @@ CASES.update({
     "ones past the most dims": f"T.ones([1] * {MAX_DIMS + 1})",
 })
 
+# A Python number for a Tensor operand: refused by these ops, taken by the arithmetic ones (Note [Numbers
+# refused for a Tensor operand] in codegen/api_python.py).
+for _op, _x in (("maximum", "T.ones(3)"), ("minimum", "T.ones(3)"), ("fmax", "T.ones(3)"), ("fmin", "T.ones(3)"),
+                ("atan2", "T.ones(3)"), ("hypot", "T.ones(3)"), ("logaddexp", "T.ones(3)"),
+                ("ldexp", "T.ones(3)"), ("heaviside", "T.ones(3)"), ("nextafter", "T.ones(3)"),
+                ("gcd", "T.ones(3, dtype=T.int64)"), ("lcm", "T.ones(3, dtype=T.int64)"),
+                ("logical_and", "T.ones(3)"), ("logical_or", "T.ones(3)"), ("logical_xor", "T.ones(3)"),
+                ("dot", "T.ones(3)"), ("xlogy", "T.ones(3)"), ("copysign", "T.ones(3)"),
+                ("bitwise_and", "T.ones(3, dtype=T.int64)"), ("true_divide", "T.ones(3)")):
+    CASES[f"{_op} number other"] = f"T.{_op}({_x}, 2)"
+    CASES[f"{_op} method number other"] = f"{_x}.{_op}(2)"
+
 # Cases where opgen deliberately differs, with the reason.
 KNOWN_DIFFERENCES: dict[str, str] = {
     "index two ellipsis": "PyTorch accepts x[..., ...]; opgen keeps Python's and NumPy's one-ellipsis rule",
