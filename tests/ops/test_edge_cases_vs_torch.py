@@ -172,6 +172,9 @@ _INT_SCALAR_CASES: dict[str, Callable[[Any, Any], Any]] = {
     "remainder_300": lambda M, x: M.remainder(x, 300),
     "floor_divide_300": lambda M, x: M.floor_divide(x, 300),
     "lshift_300": lambda M, x: x << 300,
+    "clamp_min_neg1": lambda M, x: M.clamp(x, min=-1),
+    "clamp_max_neg3_inplace": lambda M, x: x.clone().clamp_(max=-3),
+    "clamp_min_fn_neg1": lambda M, x: M.clamp_min(x, -1),
 }
 
 
@@ -185,13 +188,14 @@ def test_int_scalar_out_of_dtype_range_wraps_as_torch(case: str, dtype: str) -> 
     assert run(G) == run(torch)
 
 
-@pytest.mark.parametrize("case", ["sub_alpha_300", "masked_fill_300"])
+@pytest.mark.parametrize("case", ["sub_alpha_300", "masked_fill_300", "clamp_max_300", "clamp_min_2**40"])
 def test_int_scalar_out_of_range_refused_as_torch(case: str) -> None:
     def run(M: Any) -> Any:
         x = M.tensor([1, 2, 255], dtype=M.uint8)
-        if case == "sub_alpha_300":
-            return M.sub(x, x, alpha=300)
-        return x.masked_fill(x > 1, 300)
+        return {"sub_alpha_300": lambda: M.sub(x, x, alpha=300),
+                "masked_fill_300": lambda: x.masked_fill(x > 1, 300),
+                "clamp_max_300": lambda: M.clamp(x, max=300),
+                "clamp_min_2**40": lambda: M.clamp(x, min=2**40)}[case]()
     with pytest.raises(RuntimeError):
         run(torch)
     with pytest.raises(RuntimeError, match="without overflow"):
