@@ -157,6 +157,23 @@ class OverloadClash(OpgenError):
         self.location = location
 
 
+# Note [Numbers refused for a Tensor operand]
+# PyTorch's Python binding takes a number for a Tensor argument only for its arithmetic ops (an allow-list:
+# `torch.xlogy(t, 2)`, `torch.bitwise_and(t, 1)`, `torch.copysign(t, -1)`); for these ops, measured against
+# torch 2.13 (`torch.maximum(t, 2)` is a TypeError, "argument 'other' must be Tensor"), it refuses one,
+# and so does opgen: the argument is passed on unwrapped and the dispatch's refusal of a non-tensor names
+# it. Keyed by (op name without a trailing `_`, argument name).
+NUMBER_REFUSED: frozenset[tuple[str, str]] = frozenset({
+    ("maximum", "other"), ("minimum", "other"), ("fmax", "other"), ("fmin", "other"), ("atan2", "other"),
+    ("arctan2", "other"), ("gcd", "other"), ("lcm", "other"), ("heaviside", "values"),
+    ("logical_and", "other"), ("logical_or", "other"), ("logical_xor", "other"), ("ldexp", "other"),
+    ("hypot", "other"), ("igamma", "other"), ("igammac", "other"), ("nextafter", "other"),
+    ("logaddexp", "other"), ("logaddexp2", "other"), ("cross", "other"), ("dist", "other"),
+    ("dot", "tensor"), ("vdot", "other"), ("inner", "other"), ("kron", "other"), ("matmul", "other"),
+    ("mv", "vec"), ("equal", "other"), ("allclose", "other"), ("isclose", "other"),
+})
+
+
 def _call(f: NativeFunction, union: dict[str, Param], others: list[NativeFunction],
           sources: dict[str, str] | None = None) -> str:
     args = []
@@ -167,7 +184,9 @@ def _call(f: NativeFunction, union: dict[str, Param], others: list[NativeFunctio
             args.append(sources[name])   # a required Tensor given under another parameter's position
             continue
         scalar_elsewhere = any(_type_of(o, a.name) not in (None, "Tensor") for o in others)
-        if i > 0 and a.type.is_tensor() and a not in f.func.arguments.out and not scalar_elsewhere:
+        refused = (f.func.name.name.removesuffix("_"), a.name) in NUMBER_REFUSED
+        if (i > 0 and a.type.is_tensor() and a not in f.func.arguments.out and not scalar_elsewhere
+                and not refused):
             # a Python number passed where only a Tensor fits becomes a wrapped-number tensor
             where = f"op={python_value(f.func.name.name)}, arg={python_value(name)}"
             expr = f"({name} if isinstance({name}, Tensor) else _scalar({name}, {where}))"

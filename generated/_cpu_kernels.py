@@ -45,6 +45,8 @@ def add_Tensor(input, other, alpha):
         dt, a0, a1 = _k.operands("add", "common", None, (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + a1)
@@ -75,6 +77,8 @@ def add_Tensor_inplace(input, other, alpha):
         dt, a0, a1 = _k.operands("add", "common", None, (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + a1)
@@ -96,6 +100,8 @@ def add_Tensor_out(input, other, alpha, out):
         dt, a0, a1 = _k.operands("add", "common", None, (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + a1)
@@ -116,6 +122,10 @@ def add_Scalar(input, other, alpha):
         dt, a0 = _k.operands("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
+    if alpha.__class__ is int:
+        alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + other)
@@ -145,6 +155,10 @@ def add_Scalar_inplace(input, other, alpha):
         dt, a0 = _k.operands("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
+    if alpha.__class__ is int:
+        alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + other)
@@ -165,6 +179,10 @@ def add_Scalar_out(input, other, alpha, out):
         dt, a0 = _k.operands("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
+    if alpha.__class__ is int:
+        alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + other)
@@ -189,6 +207,8 @@ def sub_Tensor(input, other, alpha):
         dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - a1)
@@ -219,6 +239,8 @@ def sub_Tensor_inplace(input, other, alpha):
         dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - a1)
@@ -240,6 +262,8 @@ def sub_Tensor_out(input, other, alpha, out):
         dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - a1)
@@ -263,6 +287,10 @@ def sub_Scalar(input, other, alpha):
         dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
+    if alpha.__class__ is int:
+        alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - other)
@@ -292,6 +320,10 @@ def sub_Scalar_inplace(input, other, alpha):
         dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
+    if alpha.__class__ is int:
+        alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - other)
@@ -312,6 +344,10 @@ def sub_Scalar_out(input, other, alpha, out):
         dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
+    if alpha.__class__ is int:
+        alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - other)
@@ -387,6 +423,8 @@ def mul_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 * other)
     except ValueError:
@@ -411,6 +449,8 @@ def mul_Scalar_inplace(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 * other)
     except ValueError:
@@ -426,6 +466,8 @@ def mul_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 * other)
     except ValueError:
@@ -504,6 +546,8 @@ def div_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("div", "float", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 / other)
     except ValueError:
@@ -528,6 +572,8 @@ def div_Scalar_inplace(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("div", "float", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 / other)
     except ValueError:
@@ -543,6 +589,8 @@ def div_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("div", "float", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 / other)
     except ValueError:
@@ -790,6 +838,8 @@ def threshold_backward(grad_output, input, threshold):
         a1 = input._data
     else:
         dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (grad_output, input))
+    if threshold.__class__ is int:
+        threshold = _k.checked_int_scalar("threshold_backward", "threshold", dt, threshold)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work:
         r = _CPP.run("threshold_backward", dt, (a0, a1), (threshold,))
@@ -819,6 +869,8 @@ def threshold_backward_out(grad_output, input, threshold, out):
         a1 = input._data
     else:
         dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (grad_output, input))
+    if threshold.__class__ is int:
+        threshold = _k.checked_int_scalar("threshold_backward", "threshold", dt, threshold)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work:
         r = _CPP.run("threshold_backward", dt, (a0, a1), (threshold,))
@@ -881,6 +933,8 @@ def gt_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("gt", "bool", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 > other)
     except ValueError:
@@ -906,6 +960,8 @@ def gt_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("gt", "bool", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 > other)
     except ValueError:
@@ -991,6 +1047,8 @@ def floor_divide_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1017,6 +1075,8 @@ def floor_divide_Scalar_inplace(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1034,6 +1094,8 @@ def floor_divide_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1180,6 +1242,8 @@ def remainder_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1206,6 +1270,8 @@ def remainder_Scalar_inplace(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1223,6 +1289,8 @@ def remainder_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1309,6 +1377,8 @@ def fmod_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1335,6 +1405,8 @@ def fmod_Scalar_inplace(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1352,6 +1424,8 @@ def fmod_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -3109,6 +3183,8 @@ def lerp_Scalar(input, end, weight):
         a1 = end._data
     else:
         dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
+    if weight.__class__ is int:
+        weight = _k.checked_int_scalar("lerp", "weight", dt, weight)
     r = None
     if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work:
         r = _CPP.run("lerp_Scalar", dt, (a0, a1), (weight,))
@@ -3140,6 +3216,8 @@ def lerp_Scalar_inplace(input, end, weight):
         a1 = end._data
     else:
         dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
+    if weight.__class__ is int:
+        weight = _k.checked_int_scalar("lerp", "weight", dt, weight)
     r = None
     if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work:
         r = _CPP.run("lerp_Scalar", dt, (a0, a1), (weight,))
@@ -3162,6 +3240,8 @@ def lerp_Scalar_out(input, end, weight, out):
         a1 = end._data
     else:
         dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
+    if weight.__class__ is int:
+        weight = _k.checked_int_scalar("lerp", "weight", dt, weight)
     r = None
     if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work:
         r = _CPP.run("lerp_Scalar", dt, (a0, a1), (weight,))
@@ -3358,6 +3438,8 @@ def lt_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("lt", "bool", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 < other)
     except ValueError:
@@ -3383,6 +3465,8 @@ def lt_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("lt", "bool", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 < other)
     except ValueError:
@@ -3442,6 +3526,8 @@ def le_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("le", "bool", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 <= other)
     except ValueError:
@@ -3467,6 +3553,8 @@ def le_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("le", "bool", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 <= other)
     except ValueError:
@@ -3526,6 +3614,8 @@ def ge_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("ge", "bool", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 >= other)
     except ValueError:
@@ -3551,6 +3641,8 @@ def ge_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("ge", "bool", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 >= other)
     except ValueError:
@@ -3610,6 +3702,8 @@ def eq_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("eq", "bool", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 == other)
     except ValueError:
@@ -3635,6 +3729,8 @@ def eq_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("eq", "bool", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 == other)
     except ValueError:
@@ -3694,6 +3790,8 @@ def ne_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("ne", "bool", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 != other)
     except ValueError:
@@ -3719,6 +3817,8 @@ def ne_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("ne", "bool", None, (input,), (other,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = (a0 != other)
     except ValueError:
@@ -4268,6 +4368,8 @@ def leaky_relu(input, negative_slope):
         a0 = input._data
     else:
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if negative_slope.__class__ is int:
+        negative_slope = _k.checked_int_scalar("leaky_relu", "negative_slope", dt, negative_slope)
     r = None
     if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("leaky_relu", dt, (a0,), (negative_slope,))
@@ -4299,6 +4401,8 @@ def leaky_relu_inplace(input, negative_slope):
         a0 = input._data
     else:
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if negative_slope.__class__ is int:
+        negative_slope = _k.checked_int_scalar("leaky_relu", "negative_slope", dt, negative_slope)
     r = None
     if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("leaky_relu", dt, (a0,), (negative_slope,))
@@ -4321,6 +4425,8 @@ def leaky_relu_out(input, negative_slope, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if negative_slope.__class__ is int:
+        negative_slope = _k.checked_int_scalar("leaky_relu", "negative_slope", dt, negative_slope)
     r = None
     if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("leaky_relu", dt, (a0,), (negative_slope,))
@@ -4346,6 +4452,12 @@ def elu(input, alpha, scale, input_scale):
         a0 = input._data
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if alpha.__class__ is int:
+        alpha = _k.checked_int_scalar("elu", "alpha", dt, alpha)
+    if scale.__class__ is int:
+        scale = _k.checked_int_scalar("elu", "scale", dt, scale)
+    if input_scale.__class__ is int:
+        input_scale = _k.checked_int_scalar("elu", "input_scale", dt, input_scale)
     r = None
     if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("elu", dt, (a0,), (alpha, scale, input_scale))
@@ -4377,6 +4489,12 @@ def elu_inplace(input, alpha, scale, input_scale):
         a0 = input._data
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if alpha.__class__ is int:
+        alpha = _k.checked_int_scalar("elu", "alpha", dt, alpha)
+    if scale.__class__ is int:
+        scale = _k.checked_int_scalar("elu", "scale", dt, scale)
+    if input_scale.__class__ is int:
+        input_scale = _k.checked_int_scalar("elu", "input_scale", dt, input_scale)
     r = None
     if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("elu", dt, (a0,), (alpha, scale, input_scale))
@@ -4399,6 +4517,12 @@ def elu_out(input, alpha, scale, input_scale, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if alpha.__class__ is int:
+        alpha = _k.checked_int_scalar("elu", "alpha", dt, alpha)
+    if scale.__class__ is int:
+        scale = _k.checked_int_scalar("elu", "scale", dt, scale)
+    if input_scale.__class__ is int:
+        input_scale = _k.checked_int_scalar("elu", "input_scale", dt, input_scale)
     r = None
     if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("elu", dt, (a0,), (alpha, scale, input_scale))
@@ -4700,6 +4824,10 @@ def softplus(input, beta, threshold):
         a0 = input._data
     else:
         dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if beta.__class__ is int:
+        beta = _k.checked_int_scalar("softplus", "beta", dt, beta)
+    if threshold.__class__ is int:
+        threshold = _k.checked_int_scalar("softplus", "threshold", dt, threshold)
     r = None
     if a0.size * 4 >= _CPP.min_work:
         r = _CPP.run("softplus", dt, (a0,), (beta, threshold))
@@ -4731,6 +4859,10 @@ def softplus_inplace(input, beta, threshold):
         a0 = input._data
     else:
         dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if beta.__class__ is int:
+        beta = _k.checked_int_scalar("softplus", "beta", dt, beta)
+    if threshold.__class__ is int:
+        threshold = _k.checked_int_scalar("softplus", "threshold", dt, threshold)
     r = None
     if a0.size * 4 >= _CPP.min_work:
         r = _CPP.run("softplus", dt, (a0,), (beta, threshold))
@@ -4753,6 +4885,10 @@ def softplus_out(input, beta, threshold, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if beta.__class__ is int:
+        beta = _k.checked_int_scalar("softplus", "beta", dt, beta)
+    if threshold.__class__ is int:
+        threshold = _k.checked_int_scalar("softplus", "threshold", dt, threshold)
     r = None
     if a0.size * 4 >= _CPP.min_work:
         r = _CPP.run("softplus", dt, (a0,), (beta, threshold))
@@ -4778,6 +4914,10 @@ def hardtanh(input, min_val, max_val):
         a0 = input._data
     else:
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if min_val.__class__ is int:
+        min_val = _k.checked_int_scalar("hardtanh", "min_val", dt, min_val)
+    if max_val.__class__ is int:
+        max_val = _k.checked_int_scalar("hardtanh", "max_val", dt, max_val)
     r = None
     if a0.size * 4 >= _CPP.min_work:
         r = _CPP.run("hardtanh", dt, (a0,), (min_val, max_val))
@@ -4809,6 +4949,10 @@ def hardtanh_inplace(input, min_val, max_val):
         a0 = input._data
     else:
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if min_val.__class__ is int:
+        min_val = _k.checked_int_scalar("hardtanh", "min_val", dt, min_val)
+    if max_val.__class__ is int:
+        max_val = _k.checked_int_scalar("hardtanh", "max_val", dt, max_val)
     r = None
     if a0.size * 4 >= _CPP.min_work:
         r = _CPP.run("hardtanh", dt, (a0,), (min_val, max_val))
@@ -4831,6 +4975,10 @@ def hardtanh_out(input, min_val, max_val, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if min_val.__class__ is int:
+        min_val = _k.checked_int_scalar("hardtanh", "min_val", dt, min_val)
+    if max_val.__class__ is int:
+        max_val = _k.checked_int_scalar("hardtanh", "max_val", dt, max_val)
     r = None
     if a0.size * 4 >= _CPP.min_work:
         r = _CPP.run("hardtanh", dt, (a0,), (min_val, max_val))
@@ -4994,6 +5142,8 @@ def masked_fill_Scalar(input, mask, value):
         a1 = mask._data
     else:
         dt, a0, a1 = _k.operands("masked_fill", "common", None, (input, mask))
+    if value.__class__ is int:
+        value = _k.checked_int_scalar("masked_fill", "value", dt, value)
     try:
         r = _k.where(a1, value, a0)
     except ValueError:
@@ -5021,6 +5171,8 @@ def masked_fill_Scalar_inplace(input, mask, value):
         a1 = mask._data
     else:
         dt, a0, a1 = _k.operands("masked_fill", "common", None, (input, mask))
+    if value.__class__ is int:
+        value = _k.checked_int_scalar("masked_fill", "value", dt, value)
     try:
         r = _k.where(a1, value, a0)
     except ValueError:
@@ -5039,6 +5191,8 @@ def masked_fill_Scalar_out(input, mask, value, out):
         a1 = mask._data
     else:
         dt, a0, a1 = _k.operands("masked_fill", "common", None, (input, mask))
+    if value.__class__ is int:
+        value = _k.checked_int_scalar("masked_fill", "value", dt, value)
     try:
         r = _k.where(a1, value, a0)
     except ValueError:
@@ -5131,6 +5285,8 @@ def addcmul(input, tensor1, tensor2, value):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
+    if value.__class__ is int:
+        value = _k.checked_int_scalar("addcmul", "value", dt, value)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcmul", dt, (a0, a1, a2), (value,))
@@ -5164,6 +5320,8 @@ def addcmul_inplace(input, tensor1, tensor2, value):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
+    if value.__class__ is int:
+        value = _k.checked_int_scalar("addcmul", "value", dt, value)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcmul", dt, (a0, a1, a2), (value,))
@@ -5188,6 +5346,8 @@ def addcmul_out(input, tensor1, tensor2, value, out):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
+    if value.__class__ is int:
+        value = _k.checked_int_scalar("addcmul", "value", dt, value)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcmul", dt, (a0, a1, a2), (value,))
@@ -5215,6 +5375,8 @@ def addcdiv(input, tensor1, tensor2, value):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
+    if value.__class__ is int:
+        value = _k.checked_int_scalar("addcdiv", "value", dt, value)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcdiv", dt, (a0, a1, a2), (value,))
@@ -5248,6 +5410,8 @@ def addcdiv_inplace(input, tensor1, tensor2, value):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
+    if value.__class__ is int:
+        value = _k.checked_int_scalar("addcdiv", "value", dt, value)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcdiv", dt, (a0, a1, a2), (value,))
@@ -5272,6 +5436,8 @@ def addcdiv_out(input, tensor1, tensor2, value, out):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
+    if value.__class__ is int:
+        value = _k.checked_int_scalar("addcdiv", "value", dt, value)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcdiv", dt, (a0, a1, a2), (value,))
@@ -6830,6 +6996,8 @@ def bitwise_left_shift_Tensor_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = _k.shl(a0, other)
     except ValueError:
@@ -6854,6 +7022,8 @@ def bitwise_left_shift_Tensor_Scalar_inplace(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = _k.shl(a0, other)
     except ValueError:
@@ -6869,6 +7039,8 @@ def bitwise_left_shift_Tensor_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = _k.shl(a0, other)
     except ValueError:
@@ -6947,6 +7119,8 @@ def bitwise_right_shift_Tensor_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = _k.shr(a0, other)
     except ValueError:
@@ -6971,6 +7145,8 @@ def bitwise_right_shift_Tensor_Scalar_inplace(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = _k.shr(a0, other)
     except ValueError:
@@ -6986,6 +7162,8 @@ def bitwise_right_shift_Tensor_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
+    if other.__class__ is int:
+        other = _k.int_scalar(dt, other)
     try:
         r = _k.shr(a0, other)
     except ValueError:

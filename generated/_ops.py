@@ -11194,7 +11194,11 @@ _show(all, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, Fals
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     'allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    rtol (float, default 1e-05)\n    atol (float, default 1e-08)\n    equal_nan (bool, default False)\n\nForms: functional: opgen.allclose and Tensor.allclose\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool'
-    return _call_allclose(input, (other if isinstance(other, Tensor) else _scalar(other, op='allclose', arg='other')), rtol, atol, equal_nan)
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_allclose, (input, other, rtol, atol, equal_nan,))
+    return _tab_allclose[_k](input, other, rtol, atol, equal_nan)
 
 
 def amax(input, dim=(), keepdim=False, *, out=None):
@@ -11379,13 +11383,22 @@ def arctan2(input, other, *, out=None):
     if out is not None:
         return _call_into_out('arctan2', (input, other,), {}, out)
     if True:
-        return _call_arctan2(input, (other if isinstance(other, Tensor) else _scalar(other, op='arctan2', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_arctan2, (input, other,))
+        return _tab_arctan2[_k](input, other)
     return _no_overload("arctan2", locals(), ('arctan2(Tensor self, Tensor other) -> Tensor',))
 
 
 def arctan2_(input, other):
     'arctan2_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.arctan2 and Tensor.arctan2; in-place: Tensor.arctan2_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
-    return _call_arctan2_(input, (other if isinstance(other, Tensor) else _scalar(other, op='arctan2_', arg='other')))
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_arctan2_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_arctan2_[_k](input, other)
 
 
 def arctan_(input):
@@ -11598,15 +11611,24 @@ def atan(input, *, out=None):
 def atan2(input, other, *, out=None):
     'atan2(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atan2 and Tensor.atan2; in-place: Tensor.atan2_; out=: opgen.atan2(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node Atan2Backward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    atan2(Tensor self, Tensor other) -> Tensor\n    atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
-        return _call_atan2(input, (other if isinstance(other, Tensor) else _scalar(other, op='atan2', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_atan2, (input, other,))
+        return _tab_atan2[_k](input, other)
     if out is not None:
-        return _call_atan2_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='atan2', arg='other')), out)
+        return _call_atan2_out(input, other, out)
     return _no_overload("atan2", locals(), ('atan2(Tensor self, Tensor other) -> Tensor', 'atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def atan2_(input, other):
     'atan2_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.atan2 and Tensor.atan2; in-place: Tensor.atan2_; out=: opgen.atan2(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node Atan2Backward0)\n\nSchemas (native_functions.yaml):\n    atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
-    return _call_atan2_(input, (other if isinstance(other, Tensor) else _scalar(other, op='atan2_', arg='other')))
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_atan2_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_atan2_[_k](input, other)
 
 
 def atan_(input):
@@ -12400,7 +12422,11 @@ def cross(input, other, dim=None, *, out=None):
     if out is not None:
         return _call_into_out('cross', (input, other, dim,), {}, out)
     if True:
-        return _call_cross(input, (other if isinstance(other, Tensor) else _scalar(other, op='cross', arg='other')), dim)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_cross, (input, other, dim,))
+        return _tab_cross[_k](input, other, dim)
     return _no_overload("cross", locals(), ('cross(Tensor self, Tensor other, int? dim=None) -> Tensor',))
 
 
@@ -12629,7 +12655,11 @@ def dist(input, other, p=2, *, out=None):
     if out is not None:
         return _call_into_out('dist', (input, other, p,), {}, out)
     if True:
-        return _call_dist(input, (other if isinstance(other, Tensor) else _scalar(other, op='dist', arg='other')), p)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_dist, (input, other, p,))
+        return _tab_dist[_k](input, other, p)
     return _no_overload("dist", locals(), ('dist(Tensor self, Tensor other, Scalar p=2) -> Tensor',))
 
 
@@ -12762,7 +12792,11 @@ def dot(input, tensor, *, out=None):
     if out is not None:
         return _call_into_out('dot', (input, tensor,), {}, out)
     if True:
-        return _call_dot(input, (tensor if isinstance(tensor, Tensor) else _scalar(tensor, op='dot', arg='tensor')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | tensor._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_dot, (input, tensor,))
+        return _tab_dot[_k](input, tensor)
     return _no_overload("dot", locals(), ('dot(Tensor self, Tensor tensor) -> Tensor',))
 
 
@@ -12876,7 +12910,11 @@ def eq(input, other, *, out=None):
 
 def equal(input, other):
     'equal(input, other) -> bool\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.equal and Tensor.equal\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    equal(Tensor self, Tensor other) -> bool'
-    return _call_equal(input, (other if isinstance(other, Tensor) else _scalar(other, op='equal', arg='other')))
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_equal, (input, other,))
+    return _tab_equal[_k](input, other)
 
 
 def erf(input, *, out=None):
@@ -13242,29 +13280,47 @@ def floor_divide_(input, other):
 def fmax(input, other, *, out=None):
     'fmax(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fmax and Tensor.fmax; in-place: Tensor.fmax_; out=: opgen.fmax(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node FmaxBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    fmax(Tensor self, Tensor other) -> Tensor\n    fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
-        return _call_fmax(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmax', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_fmax, (input, other,))
+        return _tab_fmax[_k](input, other)
     if out is not None:
-        return _call_fmax_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmax', arg='other')), out)
+        return _call_fmax_out(input, other, out)
     return _no_overload("fmax", locals(), ('fmax(Tensor self, Tensor other) -> Tensor', 'fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def fmax_(input, other):
     'fmax_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.fmax and Tensor.fmax; in-place: Tensor.fmax_; out=: opgen.fmax(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node FmaxBackward0)\n\nSchemas (native_functions.yaml):\n    fmax_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
-    return _call_fmax_(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmax_', arg='other')))
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fmax_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fmax_[_k](input, other)
 
 
 def fmin(input, other, *, out=None):
     'fmin(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fmin and Tensor.fmin; in-place: Tensor.fmin_; out=: opgen.fmin(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node FminBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    fmin(Tensor self, Tensor other) -> Tensor\n    fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
-        return _call_fmin(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmin', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_fmin, (input, other,))
+        return _tab_fmin[_k](input, other)
     if out is not None:
-        return _call_fmin_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmin', arg='other')), out)
+        return _call_fmin_out(input, other, out)
     return _no_overload("fmin", locals(), ('fmin(Tensor self, Tensor other) -> Tensor', 'fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def fmin_(input, other):
     'fmin_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.fmin and Tensor.fmin; in-place: Tensor.fmin_; out=: opgen.fmin(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node FminBackward0)\n\nSchemas (native_functions.yaml):\n    fmin_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
-    return _call_fmin_(input, (other if isinstance(other, Tensor) else _scalar(other, op='fmin_', arg='other')))
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fmin_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_fmin_[_k](input, other)
 
 
 def fmod(input, other, *, out=None):
@@ -13350,15 +13406,24 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
 def gcd(input, other, *, out=None):
     'gcd(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.gcd and Tensor.gcd; in-place: Tensor.gcd_; out=: opgen.gcd(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    gcd(Tensor self, Tensor other) -> Tensor\n    gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
-        return _call_gcd(input, (other if isinstance(other, Tensor) else _scalar(other, op='gcd', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_gcd, (input, other,))
+        return _tab_gcd[_k](input, other)
     if out is not None:
-        return _call_gcd_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='gcd', arg='other')), out)
+        return _call_gcd_out(input, other, out)
     return _no_overload("gcd", locals(), ('gcd(Tensor self, Tensor other) -> Tensor', 'gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def gcd_(input, other):
     'gcd_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.gcd and Tensor.gcd; in-place: Tensor.gcd_; out=: opgen.gcd(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
-    return _call_gcd_(input, (other if isinstance(other, Tensor) else _scalar(other, op='gcd_', arg='other')))
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_gcd_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_gcd_[_k](input, other)
 
 
 def ge(input, other, *, out=None):
@@ -13643,15 +13708,24 @@ def hardtanh_(input, min_val=-1, max_val=1):
 def heaviside(input, values, *, out=None):
     'heaviside(input, values, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    values (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.heaviside and Tensor.heaviside; in-place: Tensor.heaviside_; out=: opgen.heaviside(..., out=t)\nDifferentiable: yes, for  (derivatives.yaml; backward node HeavisideBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    heaviside(Tensor self, Tensor values) -> Tensor\n    heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
-        return _call_heaviside(input, (values if isinstance(values, Tensor) else _scalar(values, op='heaviside', arg='values')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | values._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_heaviside, (input, values,))
+        return _tab_heaviside[_k](input, values)
     if out is not None:
-        return _call_heaviside_out(input, (values if isinstance(values, Tensor) else _scalar(values, op='heaviside', arg='values')), out)
+        return _call_heaviside_out(input, values, out)
     return _no_overload("heaviside", locals(), ('heaviside(Tensor self, Tensor values) -> Tensor', 'heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def heaviside_(input, values):
     'heaviside_(input, values) -> Tensor\n\nArguments:\n    input (Tensor)\n    values (Tensor)\n\nForms: functional: opgen.heaviside and Tensor.heaviside; in-place: Tensor.heaviside_; out=: opgen.heaviside(..., out=t)\nDifferentiable: yes, for  (derivatives.yaml; backward node HeavisideBackward0)\n\nSchemas (native_functions.yaml):\n    heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)'
-    return _call_heaviside_(input, (values if isinstance(values, Tensor) else _scalar(values, op='heaviside_', arg='values')))
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | values._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_heaviside_, (input, values,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_heaviside_[_k](input, values)
 
 
 def histc(input, bins=100, min=0, max=0, *, out=None):
@@ -13730,15 +13804,24 @@ def huber_loss(input, target, reduction='mean', delta=1.0, *, out=None):
 def hypot(input, other, *, out=None):
     'hypot(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.hypot and Tensor.hypot; in-place: Tensor.hypot_; out=: opgen.hypot(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node HypotBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    hypot(Tensor self, Tensor other) -> Tensor\n    hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
-        return _call_hypot(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_hypot, (input, other,))
+        return _tab_hypot[_k](input, other)
     if out is not None:
-        return _call_hypot_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot', arg='other')), out)
+        return _call_hypot_out(input, other, out)
     return _no_overload("hypot", locals(), ('hypot(Tensor self, Tensor other) -> Tensor', 'hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def hypot_(input, other):
     'hypot_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.hypot and Tensor.hypot; in-place: Tensor.hypot_; out=: opgen.hypot(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node HypotBackward0)\n\nSchemas (native_functions.yaml):\n    hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
-    return _call_hypot_(input, (other if isinstance(other, Tensor) else _scalar(other, op='hypot_', arg='other')))
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_hypot_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_hypot_[_k](input, other)
 
 
 def i0(input, *, out=None):
@@ -13759,7 +13842,11 @@ def igamma(input, other, *, out=None):
     if out is not None:
         return _call_into_out('igamma', (input, other,), {}, out)
     if True:
-        return _call_igamma(input, (other if isinstance(other, Tensor) else _scalar(other, op='igamma', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_igamma, (input, other,))
+        return _tab_igamma[_k](input, other)
     return _no_overload("igamma", locals(), ('igamma(Tensor self, Tensor other) -> Tensor',))
 
 
@@ -13768,7 +13855,11 @@ def igammac(input, other, *, out=None):
     if out is not None:
         return _call_into_out('igammac', (input, other,), {}, out)
     if True:
-        return _call_igammac(input, (other if isinstance(other, Tensor) else _scalar(other, op='igammac', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_igammac, (input, other,))
+        return _tab_igammac[_k](input, other)
     return _no_overload("igammac", locals(), ('igammac(Tensor self, Tensor other) -> Tensor',))
 
 
@@ -13878,7 +13969,11 @@ def inner(input, other, *, out=None):
     if out is not None:
         return _call_into_out('inner', (input, other,), {}, out)
     if True:
-        return _call_inner(input, (other if isinstance(other, Tensor) else _scalar(other, op='inner', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_inner, (input, other,))
+        return _tab_inner[_k](input, other)
     return _no_overload("inner", locals(), ('inner(Tensor self, Tensor other) -> Tensor',))
 
 
@@ -13900,7 +13995,11 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, *, out=None):
     if out is not None:
         return _call_into_out('isclose', (input, other, rtol, atol, equal_nan,), {}, out)
     if True:
-        return _call_isclose(input, (other if isinstance(other, Tensor) else _scalar(other, op='isclose', arg='other')), rtol, atol, equal_nan)
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_isclose, (input, other, rtol, atol, equal_nan,))
+        return _tab_isclose[_k](input, other, rtol, atol, equal_nan)
     return _no_overload("isclose", locals(), ('isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor',))
 
 
@@ -14016,7 +14115,11 @@ def kron(input, other, *, out=None):
     if out is not None:
         return _call_into_out('kron', (input, other,), {}, out)
     if True:
-        return _call_kron(input, (other if isinstance(other, Tensor) else _scalar(other, op='kron', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_kron, (input, other,))
+        return _tab_kron[_k](input, other)
     return _no_overload("kron", locals(), ('kron(Tensor self, Tensor other) -> Tensor',))
 
 
@@ -14058,15 +14161,24 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
 def lcm(input, other, *, out=None):
     'lcm(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.lcm and Tensor.lcm; in-place: Tensor.lcm_; out=: opgen.lcm(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    lcm(Tensor self, Tensor other) -> Tensor\n    lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
-        return _call_lcm(input, (other if isinstance(other, Tensor) else _scalar(other, op='lcm', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_lcm, (input, other,))
+        return _tab_lcm[_k](input, other)
     if out is not None:
-        return _call_lcm_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='lcm', arg='other')), out)
+        return _call_lcm_out(input, other, out)
     return _no_overload("lcm", locals(), ('lcm(Tensor self, Tensor other) -> Tensor', 'lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def lcm_(input, other):
     'lcm_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.lcm and Tensor.lcm; in-place: Tensor.lcm_; out=: opgen.lcm(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
-    return _call_lcm_(input, (other if isinstance(other, Tensor) else _scalar(other, op='lcm_', arg='other')))
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_lcm_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_lcm_[_k](input, other)
 
 
 def ldexp(input, other, *, out=None):
@@ -14074,7 +14186,11 @@ def ldexp(input, other, *, out=None):
     if out is not None:
         return _call_into_out('ldexp', (input, other,), {}, out)
     if True:
-        return _call_ldexp_Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='ldexp', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_ldexp_Tensor, (input, other,))
+        return _tab_ldexp_Tensor[_k](input, other)
     return _no_overload("ldexp", locals(), ('ldexp.Tensor(Tensor self, Tensor other) -> Tensor',))
 
 
@@ -14549,29 +14665,47 @@ def log_softmax(input, dim, dtype=None, *, out=None):
 def logaddexp(input, other, *, out=None):
     'logaddexp(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logaddexp and Tensor.logaddexp; in-place: Tensor.logaddexp_; out=: opgen.logaddexp(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node LogaddexpBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logaddexp(Tensor self, Tensor other) -> Tensor\n    logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
-        return _call_logaddexp(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_logaddexp, (input, other,))
+        return _tab_logaddexp[_k](input, other)
     if out is not None:
-        return _call_logaddexp_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp', arg='other')), out)
+        return _call_logaddexp_out(input, other, out)
     return _no_overload("logaddexp", locals(), ('logaddexp(Tensor self, Tensor other) -> Tensor', 'logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def logaddexp2(input, other, *, out=None):
     'logaddexp2(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logaddexp2 and Tensor.logaddexp2; in-place: Tensor.logaddexp2_; out=: opgen.logaddexp2(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node Logaddexp2Backward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logaddexp2(Tensor self, Tensor other) -> Tensor\n    logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
-        return _call_logaddexp2(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp2', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_logaddexp2, (input, other,))
+        return _tab_logaddexp2[_k](input, other)
     if out is not None:
-        return _call_logaddexp2_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp2', arg='other')), out)
+        return _call_logaddexp2_out(input, other, out)
     return _no_overload("logaddexp2", locals(), ('logaddexp2(Tensor self, Tensor other) -> Tensor', 'logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def logaddexp2_(input, other):
     'logaddexp2_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.logaddexp2 and Tensor.logaddexp2; in-place: Tensor.logaddexp2_; out=: opgen.logaddexp2(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node Logaddexp2Backward0)\n\nSchemas (native_functions.yaml):\n    logaddexp2_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
-    return _call_logaddexp2_(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp2_', arg='other')))
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logaddexp2_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_logaddexp2_[_k](input, other)
 
 
 def logaddexp_(input, other):
     'logaddexp_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.logaddexp and Tensor.logaddexp; in-place: Tensor.logaddexp_; out=: opgen.logaddexp(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node LogaddexpBackward0)\n\nSchemas (native_functions.yaml):\n    logaddexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
-    return _call_logaddexp_(input, (other if isinstance(other, Tensor) else _scalar(other, op='logaddexp_', arg='other')))
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logaddexp_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_logaddexp_[_k](input, other)
 
 
 def logcumsumexp(input, dim, *, out=None):
@@ -14603,9 +14737,13 @@ def logdet(input, *, out=None):
 def logical_and(input, other, *, out=None):
     'logical_and(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logical_and and Tensor.logical_and; out=: opgen.logical_and(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logical_and(Tensor self, Tensor other) -> Tensor\n    logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
-        return _call_logical_and(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_and', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_logical_and, (input, other,))
+        return _tab_logical_and[_k](input, other)
     if out is not None:
-        return _call_logical_and_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_and', arg='other')), out)
+        return _call_logical_and_out(input, other, out)
     return _no_overload("logical_and", locals(), ('logical_and(Tensor self, Tensor other) -> Tensor', 'logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
@@ -14625,18 +14763,26 @@ def logical_not(input, *, out=None):
 def logical_or(input, other, *, out=None):
     'logical_or(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logical_or and Tensor.logical_or; out=: opgen.logical_or(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logical_or(Tensor self, Tensor other) -> Tensor\n    logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
-        return _call_logical_or(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_or', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_logical_or, (input, other,))
+        return _tab_logical_or[_k](input, other)
     if out is not None:
-        return _call_logical_or_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_or', arg='other')), out)
+        return _call_logical_or_out(input, other, out)
     return _no_overload("logical_or", locals(), ('logical_or(Tensor self, Tensor other) -> Tensor', 'logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def logical_xor(input, other, *, out=None):
     'logical_xor(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logical_xor and Tensor.logical_xor; out=: opgen.logical_xor(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logical_xor(Tensor self, Tensor other) -> Tensor\n    logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
-        return _call_logical_xor(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_xor', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_logical_xor, (input, other,))
+        return _tab_logical_xor[_k](input, other)
     if out is not None:
-        return _call_logical_xor_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='logical_xor', arg='other')), out)
+        return _call_logical_xor_out(input, other, out)
     return _no_overload("logical_xor", locals(), ('logical_xor(Tensor self, Tensor other) -> Tensor', 'logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
@@ -14750,7 +14896,11 @@ def matmul(input, other, *, out=None):
     if out is not None:
         return _call_into_out('matmul', (input, other,), {}, out)
     if True:
-        return _call_matmul(input, (other if isinstance(other, Tensor) else _scalar(other, op='matmul', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_matmul, (input, other,))
+        return _tab_matmul[_k](input, other)
     return _no_overload("matmul", locals(), ('matmul(Tensor self, Tensor other) -> Tensor',))
 
 
@@ -14838,15 +14988,24 @@ def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, pa
 def maximum(input, other, *, out=None):
     'maximum(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.maximum and Tensor.maximum; in-place: Tensor.maximum_; out=: opgen.maximum(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node MaximumBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    maximum(Tensor self, Tensor other) -> Tensor\n    maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
-        return _call_maximum(input, (other if isinstance(other, Tensor) else _scalar(other, op='maximum', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_maximum, (input, other,))
+        return _tab_maximum[_k](input, other)
     if out is not None:
-        return _call_maximum_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='maximum', arg='other')), out)
+        return _call_maximum_out(input, other, out)
     return _no_overload("maximum", locals(), ('maximum(Tensor self, Tensor other) -> Tensor', 'maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def maximum_(input, other):
     'maximum_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.maximum and Tensor.maximum; in-place: Tensor.maximum_; out=: opgen.maximum(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node MaximumBackward0)\n\nSchemas (native_functions.yaml):\n    maximum_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
-    return _call_maximum_(input, (other if isinstance(other, Tensor) else _scalar(other, op='maximum_', arg='other')))
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_maximum_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_maximum_[_k](input, other)
 
 
 def mean(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
@@ -14908,15 +15067,24 @@ _show(min, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, Fals
 def minimum(input, other, *, out=None):
     'minimum(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.minimum and Tensor.minimum; in-place: Tensor.minimum_; out=: opgen.minimum(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node MinimumBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    minimum(Tensor self, Tensor other) -> Tensor\n    minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
-        return _call_minimum(input, (other if isinstance(other, Tensor) else _scalar(other, op='minimum', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_minimum, (input, other,))
+        return _tab_minimum[_k](input, other)
     if out is not None:
-        return _call_minimum_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='minimum', arg='other')), out)
+        return _call_minimum_out(input, other, out)
     return _no_overload("minimum", locals(), ('minimum(Tensor self, Tensor other) -> Tensor', 'minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def minimum_(input, other):
     'minimum_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.minimum and Tensor.minimum; in-place: Tensor.minimum_; out=: opgen.minimum(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node MinimumBackward0)\n\nSchemas (native_functions.yaml):\n    minimum_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
-    return _call_minimum_(input, (other if isinstance(other, Tensor) else _scalar(other, op='minimum_', arg='other')))
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_minimum_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_minimum_[_k](input, other)
 
 
 def mish(input, *, out=None):
@@ -15094,7 +15262,11 @@ def mv(input, vec, *, out=None):
     if out is not None:
         return _call_into_out('mv', (input, vec,), {}, out)
     if True:
-        return _call_mv(input, (vec if isinstance(vec, Tensor) else _scalar(vec, op='mv', arg='vec')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | vec._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_mv, (input, vec,))
+        return _tab_mv[_k](input, vec)
     return _no_overload("mv", locals(), ('mv(Tensor self, Tensor vec) -> Tensor',))
 
 
@@ -15385,15 +15557,24 @@ def new_zeros(input, size, *, dtype=None, layout=None, device=None, pin_memory=N
 def nextafter(input, other, *, out=None):
     'nextafter(input, other, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.nextafter and Tensor.nextafter; in-place: Tensor.nextafter_; out=: opgen.nextafter(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node NextafterBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    nextafter(Tensor self, Tensor other) -> Tensor\n    nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'
     if out is None:
-        return _call_nextafter(input, (other if isinstance(other, Tensor) else _scalar(other, op='nextafter', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_nextafter, (input, other,))
+        return _tab_nextafter[_k](input, other)
     if out is not None:
-        return _call_nextafter_out(input, (other if isinstance(other, Tensor) else _scalar(other, op='nextafter', arg='other')), out)
+        return _call_nextafter_out(input, other, out)
     return _no_overload("nextafter", locals(), ('nextafter(Tensor self, Tensor other) -> Tensor', 'nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
 def nextafter_(input, other):
     'nextafter_(input, other) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n\nForms: functional: opgen.nextafter and Tensor.nextafter; in-place: Tensor.nextafter_; out=: opgen.nextafter(..., out=t)\nDifferentiable: yes, for input, other (derivatives.yaml; backward node NextafterBackward0)\n\nSchemas (native_functions.yaml):\n    nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)'
-    return _call_nextafter_(input, (other if isinstance(other, Tensor) else _scalar(other, op='nextafter_', arg='other')))
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_nextafter_, (input, other,))
+    input._bump_version()  # before the kernels run, so autograd saves the new version
+    return _tab_nextafter_[_k](input, other)
 
 
 def nll_loss(input, target, weight=None, reduction='mean', ignore_index=-100, *, out=None):
@@ -17688,7 +17869,11 @@ def vdot(input, other, *, out=None):
     if out is not None:
         return _call_into_out('vdot', (input, other,), {}, out)
     if True:
-        return _call_vdot(input, (other if isinstance(other, Tensor) else _scalar(other, op='vdot', arg='other')))
+        try:
+            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+        except AttributeError:
+            _k = _bad_arguments(_op_vdot, (input, other,))
+        return _tab_vdot[_k](input, other)
     return _no_overload("vdot", locals(), ('vdot(Tensor self, Tensor other) -> Tensor',))
 
 

@@ -439,11 +439,19 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
 
 
 
+def steps_of(op: str, steps: Any) -> int:
+    """`steps` of linspace/logspace: an integer (a float is a TypeError, as PyTorch's binding raises)."""
+    if isinstance(steps, bool) or not hasattr(steps, "__index__"):
+        raise TypeError(f"{op}(): argument 'steps' must be int, not {type(steps).__name__}")
+    return operator.index(steps)
+
+
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False, out: Any = None) -> Tensor:
     """`steps` values evenly spaced from `start` to `end`, both included."""
     if out is not None:
         return opcall.store_out("linspace", linspace(start, end, steps, dtype=dtype or out.dtype, device=device), out)
+    steps = steps_of("linspace", steps)
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     t = _alloc((int(steps),), _dtype(dtype), device)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes, opcall, return_types
+from runtime import dtypes, factories, opcall, return_types
 from runtime import strides as S
 from runtime.kernels.numeric_ops import histogram_counts, outer_edges
 from runtime.tensor import Tensor, install_methods
@@ -58,6 +58,7 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, out: Any =
         return opcall.store_out("logspace", logspace(start, end, steps, base, dtype=dtype or out.dtype,
                                                      device=device or out.device), out)
     start, end = _number(start, "start"), _number(end, "end")
+    steps = factories.steps_of("logspace", steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = dtype if dtype is not None else G.get_default_dtype()

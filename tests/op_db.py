@@ -184,8 +184,8 @@ OPS: list[OpSpec] = [
     unary("frac", lambda x: x - np.trunc(x), FLOAT),
     unary("clamp", lambda x: np.clip(x, -0.5, 0.7), NUMERIC, op=lambda G, x: G.clamp(x, -0.5, 0.7)),
     unary("clamp_min", lambda x: np.maximum(x, 0.5), NUMERIC, op=lambda G, x: G.clamp(x, min=0.5)),
-    # the bound -1 is 0 for unsigned inputs (NumPy 2.0 refuses a -1 bound for uint8; later NumPy takes it)
-    unary("clip", lambda x: np.clip(x, 0 if x.dtype.kind == "u" else -1, 1), NUMERIC,
+    # the bound -1 of an unsigned input wraps to the type's max, as PyTorch converts it (the result is all 1)
+    unary("clip", lambda x: np.full_like(x, 1) if x.dtype.kind == "u" else np.clip(x, -1, 1), NUMERIC,
           op=lambda G, x: G.clip(x, -1, 1)),
     OpSpec("nan_to_num", lambda G, x: G.nan_to_num(x, posinf=9.0), lambda x: np.nan_to_num(x, posinf=9.0), 1, ALL,
            make=lambda rng, dt, layout: None if layout not in ("contiguous", "transposed") else

@@ -267,6 +267,8 @@ def avg_pool2d(self: Any, kernel_size: Any, stride: Any = (), padding: Any = 0, 
                count_include_pad: bool = True, divisor_override: int | None = None) -> Any:
     """Window sums (im2col over each plane) divided by PyTorch's divisor for each window."""
     G = _G()
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("avg_pool2d: divisor_override must not be zero")
     k, st, pad, _, oh, ow = nn_ops.pool_geometry(self, kernel_size, stride, padding, 1, ceil_mode)
     shape = self.shape
     h, w = shape[-2:]

@@ -45,6 +45,46 @@ KEEPS: dict[type, frozenset[dtypes.DType]] = {
 }
 
 
+# Note [Integer scalars wrap to the dtype]
+# A Python int Scalar that stands for a Tensor operand (a wrapped number: `other` of add.Scalar, eq.Scalar,
+# bitwise_left_shift.Tensor_Scalar) is converted to an integral kernel's dtype as C converts: modulo
+# 2**bits (PyTorch's CPU and CUDA kernels both do: `uint8 + 300` adds 44, `uint8 == -1` compares with
+# 255), where NumPy 2 raises OverflowError or compares by value. Another int Scalar (`alpha`, masked_fill's
+# `value`) is checked first, as PyTorch checks a Scalar's conversion: out of the dtype's range (an unsigned
+# dtype also takes negatives down to -max) is a RuntimeError; inside it, it wraps the same way
+# (`add(u8, u8, alpha=-3)` adds 253 * b). An exponent keeps its value (NumPy refuses what overflows).
+# The CUDA path wraps too (runtime/cuda/pointwise.py `_scalar_arg`). A value beyond int64 is refused.
+_INT_RANGES: dict[dtypes.DType, tuple[int, int, int]] = {
+    d: (int(np.iinfo(d.np).min), int(np.iinfo(d.np).max), 8 * d.itemsize)
+    for d in dtypes.ALL_DTYPES if d.np is not None and d.np.kind in "iu"
+}
+
+
+def int_scalar(dt: dtypes.DType, value: int) -> int:
+    """`value` (a Python int wrapped number) as a kernel computing in `dt` reads it: wrapped into an
+    integral `dt`'s range (Note [Integer scalars wrap to the dtype]); unchanged for floating and bool `dt`."""
+    limits = _INT_RANGES.get(dt)
+    if limits is None or limits[0] <= value <= limits[1]:
+        return value
+    low, high, bits = limits
+    if not -(1 << 63) <= value < (1 << 64):
+        raise OverflowError(f"Python integer {value} is out of the range of int64 and uint64")
+    wrapped = value % (1 << bits)
+    return wrapped - (1 << bits) if low < 0 and wrapped > high else wrapped
+
+
+def checked_int_scalar(op: str, name: str, dt: dtypes.DType, value: int) -> int:
+    """A Python int Scalar that is not a wrapped number (`alpha`, an exponent), converted to an integral
+    `dt` with PyTorch's range check (Note [Integer scalars wrap to the dtype])."""
+    limits = _INT_RANGES.get(dt)
+    if limits is None or limits[0] <= value <= limits[1]:
+        return value
+    low, high, _ = limits
+    if not (low == 0 and -high <= value < 0):
+        raise RuntimeError(f"{op}: {name}={value} cannot be converted to {dt.name} without overflow")
+    return int_scalar(dt, value)
+
+
 def fast_dtypes(names: tuple[str, ...] | None, floating_only: bool = False,
                 without_bool: bool = False) -> frozenset[dtypes.DType]:
     """The dtypes among `names` (None: all) that a kernel computes in directly (Note [Pointwise fast

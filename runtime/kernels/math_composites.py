@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from runtime import dtypes, opcall
+from runtime.strides import wrap_dim
 
 
 def _G() -> Any:
@@ -187,7 +188,7 @@ def take_along_dim(self: Any, indices: Any, dim: int | None = None) -> Any:
 def diag_embed(self: Any, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
     G = _G()
     nd = self.dim() + 1
-    d1, d2 = dim1 % nd, dim2 % nd
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)   # out of range: IndexError, as PyTorch's
     if d1 == d2:
         raise RuntimeError("diagonal dimensions cannot be identical")
     n = self.shape[-1] + abs(offset)
@@ -401,6 +402,9 @@ def unsafe_split(self: Any, split_size: int, dim: int = 0) -> Any:
 
 
 def cov(self: Any, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Any:
+    if self.dim() > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{self.dim()} dimensions")
     x = self if self.dim() == 2 else self.reshape(1, -1)
     x = _floating(x)
     n = x.shape[1]

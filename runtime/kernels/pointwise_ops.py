@@ -11,6 +11,7 @@ from runtime import dtypes, opcall
 from runtime.factories import scalar_tensor
 from runtime.kernels._xp import result_type, wrap, xp_of
 from runtime.kernels.checks import check_divisor
+from runtime.kernels.cpu_pointwise import checked_int_scalar
 from runtime.tensor import Tensor
 
 _MODES = (None, "trunc", "floor")
@@ -71,6 +72,12 @@ def clamp(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if self._dtype is dtypes.bool_:
         raise NotImplementedError("\"clamp\" not implemented for 'Bool'")
     dt = result_type(self, *(v for v in (min, max) if v is not None))
+    # an int bound is range-checked and wraps as PyTorch's Scalar conversion (`clamp(uint8, min=-1)` is
+    # all 255): Note [Integer scalars wrap to the dtype] (runtime/kernels/cpu_pointwise.py)
+    if min.__class__ is int:
+        min = checked_int_scalar("clamp", "min", dt, min)
+    if max.__class__ is int:
+        max = checked_int_scalar("clamp", "max", dt, max)
     return _clamp(self, dt, min, max)
 
 

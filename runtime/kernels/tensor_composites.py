@@ -21,19 +21,25 @@ def _G() -> Any:
 
 def clamp_tensor(self: Any, min: Any = None, max: Any = None) -> Any:
     """`where` picks the bound where it applies, so the gradient goes to the bound there and to `self`
-    elsewhere (ties included), as PyTorch's clamp.Tensor; NaN in `self` propagates."""
+    elsewhere (ties included), as PyTorch's clamp.Tensor; NaN in `self` or in a bound propagates."""
     G = _G()
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     out = self
     if min is not None:
-        out = G.where(out < min, min, out)
+        out = G.where(_or_nan_bound(G, out < min, min), min, out)
     if max is not None:
-        out = G.where(out > max, max, out)
+        out = G.where(_or_nan_bound(G, out > max, max), max, out)
     S.broadcast_shapes(self.shape, *(b.shape for b in (min, max) if b is not None))
     if out.dtype is not self.dtype:
         out = out.to(G.result_type(self, *(b for b in (min, max) if b is not None)))
     return out
+
+
+def _or_nan_bound(G: Any, applies: Any, bound: Any) -> Any:
+    """Where a clamp bound applies: `applies` (the comparison), and also where the bound is NaN, as
+    PyTorch's clamp propagates a NaN bound."""
+    return applies | G.isnan(bound) if bound.dtype.is_floating_point else applies
 
 
 def clamp_(self: Any, min: Any = None, max: Any = None) -> Any:

@@ -72,6 +72,8 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tenso
     dtype's machine epsilon."""
     shape = [normalized_shape] if isinstance(normalized_shape, int) else [int(v) for v in normalized_shape]
     n = len(shape)
+    if n == 0:
+        raise RuntimeError("rms_norm: normalized_shape must have at least one dimension, got []")
     if list(input.shape[input.dim() - n:]) != shape or n > input.dim():
         raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")

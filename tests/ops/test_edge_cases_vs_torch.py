@@ -155,3 +155,48 @@ def test_bias_and_class_weight_dtype_as_torch(op: str, dtype: str) -> None:
         assert ours == theirs
     else:
         assert ours[0] == theirs[0]  # the dtype (values: a float16 sum may round differently)
+
+
+# Note [Integer scalars wrap to the dtype] (runtime/kernels/cpu_pointwise.py): a Python int operand out of an
+# integer dtype's range wraps as C converts (NumPy 2 raised OverflowError, or compared by value); `alpha`
+# and masked_fill's value are range-checked first.
+_INT_SCALAR_CASES: dict[str, Callable[[Any, Any], Any]] = {
+    "add_300": lambda M, x: x + 300,
+    "sub_300": lambda M, x: x - 300,
+    "mul_1000": lambda M, x: x * 1000,
+    "mul_inplace": lambda M, x: x.clone().mul_(300),
+    "add_alpha_neg": lambda M, x: M.add(x, x, alpha=-3),
+    "eq_neg1": lambda M, x: x == -1,
+    "lt_neg1": lambda M, x: x < -1,
+    "ge_300": lambda M, x: x >= 300,
+    "remainder_300": lambda M, x: M.remainder(x, 300),
+    "floor_divide_300": lambda M, x: M.floor_divide(x, 300),
+    "lshift_300": lambda M, x: x << 300,
+    "clamp_min_neg1": lambda M, x: M.clamp(x, min=-1),
+    "clamp_max_neg3_inplace": lambda M, x: x.clone().clamp_(max=-3),
+    "clamp_min_fn_neg1": lambda M, x: M.clamp_min(x, -1),
+}
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32"])
+@pytest.mark.parametrize("case", sorted(_INT_SCALAR_CASES))
+def test_int_scalar_out_of_dtype_range_wraps_as_torch(case: str, dtype: str) -> None:
+    def run(M: Any) -> tuple[str, str]:
+        values = [1, 2, 100, 127] if dtype == "int8" else [1, 2, 100, 255]
+        x = M.tensor(values, dtype=getattr(M, dtype))
+        return _outcome(lambda: _INT_SCALAR_CASES[case](M, x))
+    assert run(G) == run(torch)
+
+
+@pytest.mark.parametrize("case", ["sub_alpha_300", "masked_fill_300", "clamp_max_300", "clamp_min_2**40"])
+def test_int_scalar_out_of_range_refused_as_torch(case: str) -> None:
+    def run(M: Any) -> Any:
+        x = M.tensor([1, 2, 255], dtype=M.uint8)
+        return {"sub_alpha_300": lambda: M.sub(x, x, alpha=300),
+                "masked_fill_300": lambda: x.masked_fill(x > 1, 300),
+                "clamp_max_300": lambda: M.clamp(x, max=300),
+                "clamp_min_2**40": lambda: M.clamp(x, min=2**40)}[case]()
+    with pytest.raises(RuntimeError):
+        run(torch)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        run(G)

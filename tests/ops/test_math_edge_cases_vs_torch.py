@@ -200,3 +200,18 @@ def test_sum_to_size_of_the_same_size_keeps_the_dtype(dtype: str) -> None:
     _same(G.tensor(x).sum_to_size([5, 5]), torch.from_numpy(x).sum_to_size([5, 5]))
     _same(G.tensor(x).sum_to_size([1, 5]), torch.from_numpy(x).sum_to_size([1, 5]))
     _same(G.tensor(x[0, 0]).sum_to_size([]), torch.from_numpy(np.array(x[0, 0])).sum_to_size([]))
+
+
+@pytest.mark.parametrize("form", ["clamp_min", "clamp_max", "clamp_both", "clamp_min_fn", "clamp_max_fn",
+                                  "clamp_inplace"])
+def test_clamp_with_a_nan_tensor_bound_propagates_nan(form: str) -> None:
+    """clamp.Tensor where a bound is NaN is NaN there (comparisons with NaN are false, so a `where` on
+    `x < min` alone kept x)."""
+    def run(M):
+        x = M.tensor([-1.0, 0.5, 2.0, float("nan")])
+        b = M.tensor([float("nan"), 0.0, float("nan"), 1.0])
+        return {"clamp_min": lambda: M.clamp(x, min=b), "clamp_max": lambda: M.clamp(x, max=b),
+                "clamp_both": lambda: M.clamp(x, min=M.zeros(4), max=b),
+                "clamp_min_fn": lambda: M.clamp_min(x, b), "clamp_max_fn": lambda: M.clamp_max(x, b),
+                "clamp_inplace": lambda: x.clone().clamp_(min=b)}[form]()
+    _same(run(G), run(torch))

@@ -471,6 +471,33 @@ CASES.update({
     "ones past the most dims": f"T.ones([1] * {MAX_DIMS + 1})",
 })
 
+# A Python number for a Tensor operand: refused by these ops, taken by the arithmetic ones (Note [Numbers
+# refused for a Tensor operand] in codegen/api_python.py).
+for _op, _x in (("maximum", "T.ones(3)"), ("minimum", "T.ones(3)"), ("fmax", "T.ones(3)"), ("fmin", "T.ones(3)"),
+                ("atan2", "T.ones(3)"), ("hypot", "T.ones(3)"), ("logaddexp", "T.ones(3)"),
+                ("ldexp", "T.ones(3)"), ("heaviside", "T.ones(3)"), ("nextafter", "T.ones(3)"),
+                ("gcd", "T.ones(3, dtype=T.int64)"), ("lcm", "T.ones(3, dtype=T.int64)"),
+                ("logical_and", "T.ones(3)"), ("logical_or", "T.ones(3)"), ("logical_xor", "T.ones(3)"),
+                ("dot", "T.ones(3)"), ("xlogy", "T.ones(3)"), ("copysign", "T.ones(3)"),
+                ("bitwise_and", "T.ones(3, dtype=T.int64)"), ("true_divide", "T.ones(3)")):
+    CASES[f"{_op} number other"] = f"T.{_op}({_x}, 2)"
+    CASES[f"{_op} method number other"] = f"{_x}.{_op}(2)"
+
+CASES.update({
+    "diag_embed dim2 out of range": "T.diag_embed(T.ones(2, 3), dim1=0, dim2=5)",
+    "diag_embed dim1 below range": "T.diag_embed(T.ones(2, 3), dim1=-4, dim2=0)",
+    "diag_embed dims in range ok": "T.diag_embed(T.ones(2, 3), dim1=0, dim2=-1)",
+    "cov of 3-d": "T.cov(T.ones(2, 3, 4))",
+    "cov of 2-d ok": "T.cov(T.ones(2, 3))",
+    "rms_norm empty normalized_shape": "T.nn.functional.rms_norm(T.ones(2, 3), ())",
+    "avg_pool2d divisor_override 0": "T.nn.functional.avg_pool2d(T.ones(1, 1, 4, 4), 2, divisor_override=0)",
+    "avg_pool2d divisor_override 3 ok": "T.nn.functional.avg_pool2d(T.ones(1, 1, 4, 4), 2, divisor_override=3)",
+    "linspace float steps": "T.linspace(0, 1, 5.0)",
+    "linspace bool steps": "T.linspace(0, 1, True)",
+    "logspace float steps": "T.logspace(0, 1, 5.0)",
+    "logspace int steps ok": "T.logspace(0, 1, 5)",
+})
+
 # Cases where opgen deliberately differs, with the reason.
 KNOWN_DIFFERENCES: dict[str, str] = {
     "index two ellipsis": "PyTorch accepts x[..., ...]; opgen keeps Python's and NumPy's one-ellipsis rule",
