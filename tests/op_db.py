@@ -226,7 +226,8 @@ OPS: list[OpSpec] = [
     unary("log_sigmoid", lambda x: -np.logaddexp(0, -x), FLOAT),
     unary("softplus", _softplus, FLOAT),
     unary("softplus_beta", lambda x: _softplus(x, 2.0, 1.0), FLOAT, op=lambda G, x: G.softplus(x, 2.0, 1.0)),
-    unary("hardtanh", _hardtanh, NUMERIC),
+    # uint8 refused: PyTorch's hardtanh refuses negative limits (the defaults) on an unsigned dtype
+    unary("hardtanh", _hardtanh, tuple(d for d in NUMERIC if d != "uint8")),
     unary("hardsigmoid", lambda x: np.clip(x / 6 + 0.5, 0, 1), FLOAT, domain=(-4, 4)),
     unary("hardswish", lambda x: x * np.clip(x + 3, 0, 6) / 6, FLOAT, domain=(-4, 4)),
 ]

@@ -80,6 +80,9 @@ def checked_int_scalar(op: str, name: str, dt: dtypes.DType, value: int) -> int:
     if limits is None or limits[0] <= value <= limits[1]:
         return value
     low, high, _ = limits
+    if low == 0 and value < 0 and op.startswith("hardtanh"):  # PyTorch's hardtanh refuses; clamp wraps
+        raise RuntimeError(f"{op}: cannot do hardtanh on an unsigned type ({dt.name}) with a negative limit "
+                           f"({name}={value})")
     if not (low == 0 and -high <= value < 0):
         raise RuntimeError(f"{op}: {name}={value} cannot be converted to {dt.name} without overflow")
     return int_scalar(dt, value)

@@ -57,7 +57,6 @@ KNOWN: dict[str, tuple[Any, str]] = {
     "resize_": (lambda s: s.layout in ("empty", "expanded", "scalar"), "growing a tensor made from a NumPy array: "
                 "PyTorch's storage of from_numpy cannot grow, opgen moves the tensor to a new storage (Note "
                 "[resize_ and set_])"),
-    "hardtanh": (lambda s: s.dtype == "uint8", "hardtanh of uint8 with negative limits is not refused"),
     "native_dropout": (lambda s: s.layout == "empty", "the mask of an empty input is bool, PyTorch's has the "
                        "input's dtype"),
     **{name: (lambda s: s.layout == "empty", "an input with 0 channels is not refused (PyTorch: \"Expected 3D or "
