@@ -19,6 +19,8 @@ def add_Tensor(input, other, alpha):
     dt = _k.result_dtype("add", "common", None, (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        _k.checked_int_scalar("add", "alpha", dt, alpha)
     return _m.new("add", dt, (input, other))
 
 
@@ -26,6 +28,8 @@ def add_Tensor_inplace(input, other, alpha):
     dt = _k.result_dtype("add", "common", None, (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        _k.checked_int_scalar("add", "alpha", dt, alpha)
     return _m.inplace("add_", input, dt, (input, other))
 
 
@@ -33,6 +37,8 @@ def add_Tensor_out(input, other, alpha, out):
     dt = _k.result_dtype("add", "common", None, (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        _k.checked_int_scalar("add", "alpha", dt, alpha)
     return _m.out("add", out, dt, (input, other))
 
 
@@ -40,6 +46,8 @@ def add_Scalar(input, other, alpha):
     dt = _k.result_dtype("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        _k.checked_int_scalar("add", "alpha", dt, alpha)
     return _m.new("add", dt, (input,))
 
 
@@ -47,6 +55,8 @@ def add_Scalar_inplace(input, other, alpha):
     dt = _k.result_dtype("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        _k.checked_int_scalar("add", "alpha", dt, alpha)
     return _m.inplace("add_", input, dt, (input,))
 
 
@@ -54,6 +64,8 @@ def add_Scalar_out(input, other, alpha, out):
     dt = _k.result_dtype("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        _k.checked_int_scalar("add", "alpha", dt, alpha)
     return _m.out("add", out, dt, (input,))
 
 
@@ -61,6 +73,8 @@ def sub_Tensor(input, other, alpha):
     dt = _k.result_dtype("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        _k.checked_int_scalar("sub", "alpha", dt, alpha)
     return _m.new("sub", dt, (input, other))
 
 
@@ -68,6 +82,8 @@ def sub_Tensor_inplace(input, other, alpha):
     dt = _k.result_dtype("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        _k.checked_int_scalar("sub", "alpha", dt, alpha)
     return _m.inplace("sub_", input, dt, (input, other))
 
 
@@ -75,6 +91,8 @@ def sub_Tensor_out(input, other, alpha, out):
     dt = _k.result_dtype("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        _k.checked_int_scalar("sub", "alpha", dt, alpha)
     return _m.out("sub", out, dt, (input, other))
 
 
@@ -82,6 +100,8 @@ def sub_Scalar(input, other, alpha):
     dt = _k.result_dtype("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        _k.checked_int_scalar("sub", "alpha", dt, alpha)
     return _m.new("sub", dt, (input,))
 
 
@@ -89,6 +109,8 @@ def sub_Scalar_inplace(input, other, alpha):
     dt = _k.result_dtype("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        _k.checked_int_scalar("sub", "alpha", dt, alpha)
     return _m.inplace("sub_", input, dt, (input,))
 
 
@@ -96,6 +118,8 @@ def sub_Scalar_out(input, other, alpha, out):
     dt = _k.result_dtype("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
+    if alpha.__class__ is int:
+        _k.checked_int_scalar("sub", "alpha", dt, alpha)
     return _m.out("sub", out, dt, (input,))
 
 
@@ -221,11 +245,15 @@ def relu_out(input, out):
 
 def threshold_backward(grad_output, input, threshold):
     dt = _k.result_dtype("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (grad_output, input))
+    if threshold.__class__ is int:
+        _k.checked_int_scalar("threshold_backward", "threshold", dt, threshold)
     return _m.new("threshold_backward", dt, (grad_output, input))
 
 
 def threshold_backward_out(grad_output, input, threshold, out):
     dt = _k.result_dtype("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (grad_output, input))
+    if threshold.__class__ is int:
+        _k.checked_int_scalar("threshold_backward", "threshold", dt, threshold)
     return _m.out("threshold_backward", out, dt, (grad_output, input))
 
 
@@ -812,6 +840,8 @@ def lerp_Scalar(input, end, weight):
     if end._dtype is not input._dtype:
         _c.check_same_dtype("end", input, end)
     dt = _k.result_dtype("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
+    if weight.__class__ is int:
+        _k.checked_int_scalar("lerp", "weight", dt, weight)
     return _m.new("lerp", dt, (input, end))
 
 
@@ -819,6 +849,8 @@ def lerp_Scalar_inplace(input, end, weight):
     if end._dtype is not input._dtype:
         _c.check_same_dtype("end", input, end)
     dt = _k.result_dtype("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
+    if weight.__class__ is int:
+        _k.checked_int_scalar("lerp", "weight", dt, weight)
     return _m.inplace("lerp_", input, dt, (input, end))
 
 
@@ -826,6 +858,8 @@ def lerp_Scalar_out(input, end, weight, out):
     if end._dtype is not input._dtype:
         _c.check_same_dtype("end", input, end)
     dt = _k.result_dtype("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
+    if weight.__class__ is int:
+        _k.checked_int_scalar("lerp", "weight", dt, weight)
     return _m.out("lerp", out, dt, (input, end))
 
 
@@ -1136,31 +1170,55 @@ def isfinite_out(input, out):
 
 def leaky_relu(input, negative_slope):
     dt = _k.result_dtype("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if negative_slope.__class__ is int:
+        _k.checked_int_scalar("leaky_relu", "negative_slope", dt, negative_slope)
     return _m.new("leaky_relu", dt, (input,))
 
 
 def leaky_relu_inplace(input, negative_slope):
     dt = _k.result_dtype("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if negative_slope.__class__ is int:
+        _k.checked_int_scalar("leaky_relu", "negative_slope", dt, negative_slope)
     return _m.inplace("leaky_relu_", input, dt, (input,))
 
 
 def leaky_relu_out(input, negative_slope, out):
     dt = _k.result_dtype("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if negative_slope.__class__ is int:
+        _k.checked_int_scalar("leaky_relu", "negative_slope", dt, negative_slope)
     return _m.out("leaky_relu", out, dt, (input,))
 
 
 def elu(input, alpha, scale, input_scale):
     dt = _k.result_dtype("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if alpha.__class__ is int:
+        _k.checked_int_scalar("elu", "alpha", dt, alpha)
+    if scale.__class__ is int:
+        _k.checked_int_scalar("elu", "scale", dt, scale)
+    if input_scale.__class__ is int:
+        _k.checked_int_scalar("elu", "input_scale", dt, input_scale)
     return _m.new("elu", dt, (input,))
 
 
 def elu_inplace(input, alpha, scale, input_scale):
     dt = _k.result_dtype("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if alpha.__class__ is int:
+        _k.checked_int_scalar("elu", "alpha", dt, alpha)
+    if scale.__class__ is int:
+        _k.checked_int_scalar("elu", "scale", dt, scale)
+    if input_scale.__class__ is int:
+        _k.checked_int_scalar("elu", "input_scale", dt, input_scale)
     return _m.inplace("elu_", input, dt, (input,))
 
 
 def elu_out(input, alpha, scale, input_scale, out):
     dt = _k.result_dtype("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if alpha.__class__ is int:
+        _k.checked_int_scalar("elu", "alpha", dt, alpha)
+    if scale.__class__ is int:
+        _k.checked_int_scalar("elu", "scale", dt, scale)
+    if input_scale.__class__ is int:
+        _k.checked_int_scalar("elu", "input_scale", dt, input_scale)
     return _m.out("elu", out, dt, (input,))
 
 
@@ -1226,31 +1284,55 @@ def log_sigmoid_out(input, out):
 
 def softplus(input, beta, threshold):
     dt = _k.result_dtype("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if beta.__class__ is int:
+        _k.checked_int_scalar("softplus", "beta", dt, beta)
+    if threshold.__class__ is int:
+        _k.checked_int_scalar("softplus", "threshold", dt, threshold)
     return _m.new("softplus", dt, (input,))
 
 
 def softplus_inplace(input, beta, threshold):
     dt = _k.result_dtype("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if beta.__class__ is int:
+        _k.checked_int_scalar("softplus", "beta", dt, beta)
+    if threshold.__class__ is int:
+        _k.checked_int_scalar("softplus", "threshold", dt, threshold)
     return _m.inplace("softplus_", input, dt, (input,))
 
 
 def softplus_out(input, beta, threshold, out):
     dt = _k.result_dtype("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if beta.__class__ is int:
+        _k.checked_int_scalar("softplus", "beta", dt, beta)
+    if threshold.__class__ is int:
+        _k.checked_int_scalar("softplus", "threshold", dt, threshold)
     return _m.out("softplus", out, dt, (input,))
 
 
 def hardtanh(input, min_val, max_val):
     dt = _k.result_dtype("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if min_val.__class__ is int:
+        _k.checked_int_scalar("hardtanh", "min_val", dt, min_val)
+    if max_val.__class__ is int:
+        _k.checked_int_scalar("hardtanh", "max_val", dt, max_val)
     return _m.new("hardtanh", dt, (input,))
 
 
 def hardtanh_inplace(input, min_val, max_val):
     dt = _k.result_dtype("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if min_val.__class__ is int:
+        _k.checked_int_scalar("hardtanh", "min_val", dt, min_val)
+    if max_val.__class__ is int:
+        _k.checked_int_scalar("hardtanh", "max_val", dt, max_val)
     return _m.inplace("hardtanh_", input, dt, (input,))
 
 
 def hardtanh_out(input, min_val, max_val, out):
     dt = _k.result_dtype("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
+    if min_val.__class__ is int:
+        _k.checked_int_scalar("hardtanh", "min_val", dt, min_val)
+    if max_val.__class__ is int:
+        _k.checked_int_scalar("hardtanh", "max_val", dt, max_val)
     return _m.out("hardtanh", out, dt, (input,))
 
 
@@ -1288,6 +1370,8 @@ def masked_fill_Scalar(input, mask, value):
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = _k.result_dtype("masked_fill", "common", None, (input, mask))
+    if value.__class__ is int:
+        _k.checked_int_scalar("masked_fill", "value", dt, value)
     return _m.new("masked_fill", dt, (input, mask))
 
 
@@ -1295,6 +1379,8 @@ def masked_fill_Scalar_inplace(input, mask, value):
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = _k.result_dtype("masked_fill", "common", None, (input, mask))
+    if value.__class__ is int:
+        _k.checked_int_scalar("masked_fill", "value", dt, value)
     return _m.inplace("masked_fill_", input, dt, (input, mask))
 
 
@@ -1302,6 +1388,8 @@ def masked_fill_Scalar_out(input, mask, value, out):
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = _k.result_dtype("masked_fill", "common", None, (input, mask))
+    if value.__class__ is int:
+        _k.checked_int_scalar("masked_fill", "value", dt, value)
     return _m.out("masked_fill", out, dt, (input, mask))
 
 
@@ -1334,31 +1422,43 @@ def masked_fill_Tensor_out(input, mask, value, out):
 
 def addcmul(input, tensor1, tensor2, value):
     dt = _k.result_dtype("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
+    if value.__class__ is int:
+        _k.checked_int_scalar("addcmul", "value", dt, value)
     return _m.new("addcmul", dt, (input, tensor1, tensor2))
 
 
 def addcmul_inplace(input, tensor1, tensor2, value):
     dt = _k.result_dtype("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
+    if value.__class__ is int:
+        _k.checked_int_scalar("addcmul", "value", dt, value)
     return _m.inplace("addcmul_", input, dt, (input, tensor1, tensor2))
 
 
 def addcmul_out(input, tensor1, tensor2, value, out):
     dt = _k.result_dtype("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
+    if value.__class__ is int:
+        _k.checked_int_scalar("addcmul", "value", dt, value)
     return _m.out("addcmul", out, dt, (input, tensor1, tensor2))
 
 
 def addcdiv(input, tensor1, tensor2, value):
     dt = _k.result_dtype("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
+    if value.__class__ is int:
+        _k.checked_int_scalar("addcdiv", "value", dt, value)
     return _m.new("addcdiv", dt, (input, tensor1, tensor2))
 
 
 def addcdiv_inplace(input, tensor1, tensor2, value):
     dt = _k.result_dtype("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
+    if value.__class__ is int:
+        _k.checked_int_scalar("addcdiv", "value", dt, value)
     return _m.inplace("addcdiv_", input, dt, (input, tensor1, tensor2))
 
 
 def addcdiv_out(input, tensor1, tensor2, value, out):
     dt = _k.result_dtype("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
+    if value.__class__ is int:
+        _k.checked_int_scalar("addcdiv", "value", dt, value)
     return _m.out("addcdiv", out, dt, (input, tensor1, tensor2))
 
 
