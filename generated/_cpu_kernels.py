@@ -45,8 +45,9 @@ def add_Tensor(input, other, alpha):
         dt, a0, a1 = _k.operands("add", "common", None, (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-    if alpha.__class__ is int:
-        alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
+    if not dt.is_floating_point:
+        if alpha.__class__ is int:
+            alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + a1)
@@ -77,8 +78,9 @@ def add_Tensor_inplace(input, other, alpha):
         dt, a0, a1 = _k.operands("add", "common", None, (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-    if alpha.__class__ is int:
-        alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
+    if not dt.is_floating_point:
+        if alpha.__class__ is int:
+            alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + a1)
@@ -100,8 +102,9 @@ def add_Tensor_out(input, other, alpha, out):
         dt, a0, a1 = _k.operands("add", "common", None, (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-    if alpha.__class__ is int:
-        alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
+    if not dt.is_floating_point:
+        if alpha.__class__ is int:
+            alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + a1)
@@ -122,10 +125,11 @@ def add_Scalar(input, other, alpha):
         dt, a0 = _k.operands("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
-    if alpha.__class__ is int:
-        alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
+        if alpha.__class__ is int:
+            alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + other)
@@ -155,10 +159,11 @@ def add_Scalar_inplace(input, other, alpha):
         dt, a0 = _k.operands("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
-    if alpha.__class__ is int:
-        alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
+        if alpha.__class__ is int:
+            alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + other)
@@ -179,10 +184,11 @@ def add_Scalar_out(input, other, alpha, out):
         dt, a0 = _k.operands("add", "common", None, (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
-    if alpha.__class__ is int:
-        alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
+        if alpha.__class__ is int:
+            alpha = _k.checked_int_scalar("add", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 + other)
@@ -207,8 +213,9 @@ def sub_Tensor(input, other, alpha):
         dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-    if alpha.__class__ is int:
-        alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
+    if not dt.is_floating_point:
+        if alpha.__class__ is int:
+            alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - a1)
@@ -239,8 +246,9 @@ def sub_Tensor_inplace(input, other, alpha):
         dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-    if alpha.__class__ is int:
-        alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
+    if not dt.is_floating_point:
+        if alpha.__class__ is int:
+            alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - a1)
@@ -262,8 +270,9 @@ def sub_Tensor_out(input, other, alpha, out):
         dt, a0, a1 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, other))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-    if alpha.__class__ is int:
-        alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
+    if not dt.is_floating_point:
+        if alpha.__class__ is int:
+            alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - a1)
@@ -287,10 +296,11 @@ def sub_Scalar(input, other, alpha):
         dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
-    if alpha.__class__ is int:
-        alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
+        if alpha.__class__ is int:
+            alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - other)
@@ -320,10 +330,11 @@ def sub_Scalar_inplace(input, other, alpha):
         dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
-    if alpha.__class__ is int:
-        alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
+        if alpha.__class__ is int:
+            alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - other)
@@ -344,10 +355,11 @@ def sub_Scalar_out(input, other, alpha, out):
         dt, a0 = _k.operands("sub", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
     if alpha.__class__ is not int and (alpha.__class__ is bool or not dt.is_floating_point):
         _c.check_alpha(dt, alpha)
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
-    if alpha.__class__ is int:
-        alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
+        if alpha.__class__ is int:
+            alpha = _k.checked_int_scalar("sub", "alpha", dt, alpha)
     try:
         if alpha == 1:
             r = (a0 - other)
@@ -423,8 +435,9 @@ def mul_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 * other)
     except ValueError:
@@ -449,8 +462,9 @@ def mul_Scalar_inplace(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 * other)
     except ValueError:
@@ -466,8 +480,9 @@ def mul_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("mul", "common", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 * other)
     except ValueError:
@@ -546,8 +561,9 @@ def div_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("div", "float", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 / other)
     except ValueError:
@@ -572,8 +588,9 @@ def div_Scalar_inplace(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("div", "float", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 / other)
     except ValueError:
@@ -589,8 +606,9 @@ def div_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("div", "float", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 / other)
     except ValueError:
@@ -838,8 +856,9 @@ def threshold_backward(grad_output, input, threshold):
         a1 = input._data
     else:
         dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (grad_output, input))
-    if threshold.__class__ is int:
-        threshold = _k.checked_int_scalar("threshold_backward", "threshold", dt, threshold)
+    if not dt.is_floating_point:
+        if threshold.__class__ is int:
+            threshold = _k.checked_int_scalar("threshold_backward", "threshold", dt, threshold)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work:
         r = _CPP.run("threshold_backward", dt, (a0, a1), (threshold,))
@@ -869,8 +888,9 @@ def threshold_backward_out(grad_output, input, threshold, out):
         a1 = input._data
     else:
         dt, a0, a1 = _k.operands("threshold_backward", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (grad_output, input))
-    if threshold.__class__ is int:
-        threshold = _k.checked_int_scalar("threshold_backward", "threshold", dt, threshold)
+    if not dt.is_floating_point:
+        if threshold.__class__ is int:
+            threshold = _k.checked_int_scalar("threshold_backward", "threshold", dt, threshold)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work:
         r = _CPP.run("threshold_backward", dt, (a0, a1), (threshold,))
@@ -933,8 +953,9 @@ def gt_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("gt", "bool", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 > other)
     except ValueError:
@@ -960,8 +981,9 @@ def gt_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("gt", "bool", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 > other)
     except ValueError:
@@ -1047,8 +1069,9 @@ def floor_divide_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1075,8 +1098,9 @@ def floor_divide_Scalar_inplace(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1094,8 +1118,9 @@ def floor_divide_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("floor_divide", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1242,8 +1267,9 @@ def remainder_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1270,8 +1296,9 @@ def remainder_Scalar_inplace(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1289,8 +1316,9 @@ def remainder_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("remainder", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1377,8 +1405,9 @@ def fmod_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1405,8 +1434,9 @@ def fmod_Scalar_inplace(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -1424,8 +1454,9 @@ def fmod_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("fmod", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         if not dt.is_floating_point:
             _c.check_divisor(other, a0)
@@ -3183,8 +3214,9 @@ def lerp_Scalar(input, end, weight):
         a1 = end._data
     else:
         dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
-    if weight.__class__ is int:
-        weight = _k.checked_int_scalar("lerp", "weight", dt, weight)
+    if not dt.is_floating_point:
+        if weight.__class__ is int:
+            weight = _k.checked_int_scalar("lerp", "weight", dt, weight)
     r = None
     if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work:
         r = _CPP.run("lerp_Scalar", dt, (a0, a1), (weight,))
@@ -3216,8 +3248,9 @@ def lerp_Scalar_inplace(input, end, weight):
         a1 = end._data
     else:
         dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
-    if weight.__class__ is int:
-        weight = _k.checked_int_scalar("lerp", "weight", dt, weight)
+    if not dt.is_floating_point:
+        if weight.__class__ is int:
+            weight = _k.checked_int_scalar("lerp", "weight", dt, weight)
     r = None
     if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work:
         r = _CPP.run("lerp_Scalar", dt, (a0, a1), (weight,))
@@ -3240,8 +3273,9 @@ def lerp_Scalar_out(input, end, weight, out):
         a1 = end._data
     else:
         dt, a0, a1 = _k.operands("lerp", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, end))
-    if weight.__class__ is int:
-        weight = _k.checked_int_scalar("lerp", "weight", dt, weight)
+    if not dt.is_floating_point:
+        if weight.__class__ is int:
+            weight = _k.checked_int_scalar("lerp", "weight", dt, weight)
     r = None
     if a0.size * 3 >= _CPP.min_work or a1.size * 3 >= _CPP.min_work:
         r = _CPP.run("lerp_Scalar", dt, (a0, a1), (weight,))
@@ -3438,8 +3472,9 @@ def lt_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("lt", "bool", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 < other)
     except ValueError:
@@ -3465,8 +3500,9 @@ def lt_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("lt", "bool", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 < other)
     except ValueError:
@@ -3526,8 +3562,9 @@ def le_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("le", "bool", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 <= other)
     except ValueError:
@@ -3553,8 +3590,9 @@ def le_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("le", "bool", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 <= other)
     except ValueError:
@@ -3614,8 +3652,9 @@ def ge_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("ge", "bool", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 >= other)
     except ValueError:
@@ -3641,8 +3680,9 @@ def ge_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("ge", "bool", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 >= other)
     except ValueError:
@@ -3702,8 +3742,9 @@ def eq_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("eq", "bool", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 == other)
     except ValueError:
@@ -3729,8 +3770,9 @@ def eq_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("eq", "bool", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 == other)
     except ValueError:
@@ -3790,8 +3832,9 @@ def ne_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("ne", "bool", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 != other)
     except ValueError:
@@ -3817,8 +3860,9 @@ def ne_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("ne", "bool", None, (input,), (other,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = (a0 != other)
     except ValueError:
@@ -4368,8 +4412,9 @@ def leaky_relu(input, negative_slope):
         a0 = input._data
     else:
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    if negative_slope.__class__ is int:
-        negative_slope = _k.checked_int_scalar("leaky_relu", "negative_slope", dt, negative_slope)
+    if not dt.is_floating_point:
+        if negative_slope.__class__ is int:
+            negative_slope = _k.checked_int_scalar("leaky_relu", "negative_slope", dt, negative_slope)
     r = None
     if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("leaky_relu", dt, (a0,), (negative_slope,))
@@ -4401,8 +4446,9 @@ def leaky_relu_inplace(input, negative_slope):
         a0 = input._data
     else:
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    if negative_slope.__class__ is int:
-        negative_slope = _k.checked_int_scalar("leaky_relu", "negative_slope", dt, negative_slope)
+    if not dt.is_floating_point:
+        if negative_slope.__class__ is int:
+            negative_slope = _k.checked_int_scalar("leaky_relu", "negative_slope", dt, negative_slope)
     r = None
     if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("leaky_relu", dt, (a0,), (negative_slope,))
@@ -4425,8 +4471,9 @@ def leaky_relu_out(input, negative_slope, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("leaky_relu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    if negative_slope.__class__ is int:
-        negative_slope = _k.checked_int_scalar("leaky_relu", "negative_slope", dt, negative_slope)
+    if not dt.is_floating_point:
+        if negative_slope.__class__ is int:
+            negative_slope = _k.checked_int_scalar("leaky_relu", "negative_slope", dt, negative_slope)
     r = None
     if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("leaky_relu", dt, (a0,), (negative_slope,))
@@ -4452,12 +4499,13 @@ def elu(input, alpha, scale, input_scale):
         a0 = input._data
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    if alpha.__class__ is int:
-        alpha = _k.checked_int_scalar("elu", "alpha", dt, alpha)
-    if scale.__class__ is int:
-        scale = _k.checked_int_scalar("elu", "scale", dt, scale)
-    if input_scale.__class__ is int:
-        input_scale = _k.checked_int_scalar("elu", "input_scale", dt, input_scale)
+    if not dt.is_floating_point:
+        if alpha.__class__ is int:
+            alpha = _k.checked_int_scalar("elu", "alpha", dt, alpha)
+        if scale.__class__ is int:
+            scale = _k.checked_int_scalar("elu", "scale", dt, scale)
+        if input_scale.__class__ is int:
+            input_scale = _k.checked_int_scalar("elu", "input_scale", dt, input_scale)
     r = None
     if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("elu", dt, (a0,), (alpha, scale, input_scale))
@@ -4489,12 +4537,13 @@ def elu_inplace(input, alpha, scale, input_scale):
         a0 = input._data
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    if alpha.__class__ is int:
-        alpha = _k.checked_int_scalar("elu", "alpha", dt, alpha)
-    if scale.__class__ is int:
-        scale = _k.checked_int_scalar("elu", "scale", dt, scale)
-    if input_scale.__class__ is int:
-        input_scale = _k.checked_int_scalar("elu", "input_scale", dt, input_scale)
+    if not dt.is_floating_point:
+        if alpha.__class__ is int:
+            alpha = _k.checked_int_scalar("elu", "alpha", dt, alpha)
+        if scale.__class__ is int:
+            scale = _k.checked_int_scalar("elu", "scale", dt, scale)
+        if input_scale.__class__ is int:
+            input_scale = _k.checked_int_scalar("elu", "input_scale", dt, input_scale)
     r = None
     if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("elu", dt, (a0,), (alpha, scale, input_scale))
@@ -4517,12 +4566,13 @@ def elu_out(input, alpha, scale, input_scale, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("elu", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    if alpha.__class__ is int:
-        alpha = _k.checked_int_scalar("elu", "alpha", dt, alpha)
-    if scale.__class__ is int:
-        scale = _k.checked_int_scalar("elu", "scale", dt, scale)
-    if input_scale.__class__ is int:
-        input_scale = _k.checked_int_scalar("elu", "input_scale", dt, input_scale)
+    if not dt.is_floating_point:
+        if alpha.__class__ is int:
+            alpha = _k.checked_int_scalar("elu", "alpha", dt, alpha)
+        if scale.__class__ is int:
+            scale = _k.checked_int_scalar("elu", "scale", dt, scale)
+        if input_scale.__class__ is int:
+            input_scale = _k.checked_int_scalar("elu", "input_scale", dt, input_scale)
     r = None
     if a0.size * 3 >= _CPP.min_work:
         r = _CPP.run("elu", dt, (a0,), (alpha, scale, input_scale))
@@ -4824,10 +4874,11 @@ def softplus(input, beta, threshold):
         a0 = input._data
     else:
         dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    if beta.__class__ is int:
-        beta = _k.checked_int_scalar("softplus", "beta", dt, beta)
-    if threshold.__class__ is int:
-        threshold = _k.checked_int_scalar("softplus", "threshold", dt, threshold)
+    if not dt.is_floating_point:
+        if beta.__class__ is int:
+            beta = _k.checked_int_scalar("softplus", "beta", dt, beta)
+        if threshold.__class__ is int:
+            threshold = _k.checked_int_scalar("softplus", "threshold", dt, threshold)
     r = None
     if a0.size * 4 >= _CPP.min_work:
         r = _CPP.run("softplus", dt, (a0,), (beta, threshold))
@@ -4859,10 +4910,11 @@ def softplus_inplace(input, beta, threshold):
         a0 = input._data
     else:
         dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    if beta.__class__ is int:
-        beta = _k.checked_int_scalar("softplus", "beta", dt, beta)
-    if threshold.__class__ is int:
-        threshold = _k.checked_int_scalar("softplus", "threshold", dt, threshold)
+    if not dt.is_floating_point:
+        if beta.__class__ is int:
+            beta = _k.checked_int_scalar("softplus", "beta", dt, beta)
+        if threshold.__class__ is int:
+            threshold = _k.checked_int_scalar("softplus", "threshold", dt, threshold)
     r = None
     if a0.size * 4 >= _CPP.min_work:
         r = _CPP.run("softplus", dt, (a0,), (beta, threshold))
@@ -4885,10 +4937,11 @@ def softplus_out(input, beta, threshold, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("softplus", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    if beta.__class__ is int:
-        beta = _k.checked_int_scalar("softplus", "beta", dt, beta)
-    if threshold.__class__ is int:
-        threshold = _k.checked_int_scalar("softplus", "threshold", dt, threshold)
+    if not dt.is_floating_point:
+        if beta.__class__ is int:
+            beta = _k.checked_int_scalar("softplus", "beta", dt, beta)
+        if threshold.__class__ is int:
+            threshold = _k.checked_int_scalar("softplus", "threshold", dt, threshold)
     r = None
     if a0.size * 4 >= _CPP.min_work:
         r = _CPP.run("softplus", dt, (a0,), (beta, threshold))
@@ -4914,10 +4967,11 @@ def hardtanh(input, min_val, max_val):
         a0 = input._data
     else:
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-    if min_val.__class__ is int:
-        min_val = _k.checked_int_scalar("hardtanh", "min_val", dt, min_val)
-    if max_val.__class__ is int:
-        max_val = _k.checked_int_scalar("hardtanh", "max_val", dt, max_val)
+    if not dt.is_floating_point:
+        if min_val.__class__ is int:
+            min_val = _k.checked_int_scalar("hardtanh", "min_val", dt, min_val)
+        if max_val.__class__ is int:
+            max_val = _k.checked_int_scalar("hardtanh", "max_val", dt, max_val)
     r = None
     if a0.size * 4 >= _CPP.min_work:
         r = _CPP.run("hardtanh", dt, (a0,), (min_val, max_val))
@@ -4949,10 +5003,11 @@ def hardtanh_inplace(input, min_val, max_val):
         a0 = input._data
     else:
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-    if min_val.__class__ is int:
-        min_val = _k.checked_int_scalar("hardtanh", "min_val", dt, min_val)
-    if max_val.__class__ is int:
-        max_val = _k.checked_int_scalar("hardtanh", "max_val", dt, max_val)
+    if not dt.is_floating_point:
+        if min_val.__class__ is int:
+            min_val = _k.checked_int_scalar("hardtanh", "min_val", dt, min_val)
+        if max_val.__class__ is int:
+            max_val = _k.checked_int_scalar("hardtanh", "max_val", dt, max_val)
     r = None
     if a0.size * 4 >= _CPP.min_work:
         r = _CPP.run("hardtanh", dt, (a0,), (min_val, max_val))
@@ -4975,10 +5030,11 @@ def hardtanh_out(input, min_val, max_val, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("hardtanh", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input,))
-    if min_val.__class__ is int:
-        min_val = _k.checked_int_scalar("hardtanh", "min_val", dt, min_val)
-    if max_val.__class__ is int:
-        max_val = _k.checked_int_scalar("hardtanh", "max_val", dt, max_val)
+    if not dt.is_floating_point:
+        if min_val.__class__ is int:
+            min_val = _k.checked_int_scalar("hardtanh", "min_val", dt, min_val)
+        if max_val.__class__ is int:
+            max_val = _k.checked_int_scalar("hardtanh", "max_val", dt, max_val)
     r = None
     if a0.size * 4 >= _CPP.min_work:
         r = _CPP.run("hardtanh", dt, (a0,), (min_val, max_val))
@@ -5142,8 +5198,9 @@ def masked_fill_Scalar(input, mask, value):
         a1 = mask._data
     else:
         dt, a0, a1 = _k.operands("masked_fill", "common", None, (input, mask))
-    if value.__class__ is int:
-        value = _k.checked_int_scalar("masked_fill", "value", dt, value)
+    if not dt.is_floating_point:
+        if value.__class__ is int:
+            value = _k.checked_int_scalar("masked_fill", "value", dt, value)
     try:
         r = _k.where(a1, value, a0)
     except ValueError:
@@ -5171,8 +5228,9 @@ def masked_fill_Scalar_inplace(input, mask, value):
         a1 = mask._data
     else:
         dt, a0, a1 = _k.operands("masked_fill", "common", None, (input, mask))
-    if value.__class__ is int:
-        value = _k.checked_int_scalar("masked_fill", "value", dt, value)
+    if not dt.is_floating_point:
+        if value.__class__ is int:
+            value = _k.checked_int_scalar("masked_fill", "value", dt, value)
     try:
         r = _k.where(a1, value, a0)
     except ValueError:
@@ -5191,8 +5249,9 @@ def masked_fill_Scalar_out(input, mask, value, out):
         a1 = mask._data
     else:
         dt, a0, a1 = _k.operands("masked_fill", "common", None, (input, mask))
-    if value.__class__ is int:
-        value = _k.checked_int_scalar("masked_fill", "value", dt, value)
+    if not dt.is_floating_point:
+        if value.__class__ is int:
+            value = _k.checked_int_scalar("masked_fill", "value", dt, value)
     try:
         r = _k.where(a1, value, a0)
     except ValueError:
@@ -5285,8 +5344,9 @@ def addcmul(input, tensor1, tensor2, value):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-    if value.__class__ is int:
-        value = _k.checked_int_scalar("addcmul", "value", dt, value)
+    if not dt.is_floating_point:
+        if value.__class__ is int:
+            value = _k.checked_int_scalar("addcmul", "value", dt, value)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcmul", dt, (a0, a1, a2), (value,))
@@ -5320,8 +5380,9 @@ def addcmul_inplace(input, tensor1, tensor2, value):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-    if value.__class__ is int:
-        value = _k.checked_int_scalar("addcmul", "value", dt, value)
+    if not dt.is_floating_point:
+        if value.__class__ is int:
+            value = _k.checked_int_scalar("addcmul", "value", dt, value)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcmul", dt, (a0, a1, a2), (value,))
@@ -5346,8 +5407,9 @@ def addcmul_out(input, tensor1, tensor2, value, out):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcmul", "common", ('uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-    if value.__class__ is int:
-        value = _k.checked_int_scalar("addcmul", "value", dt, value)
+    if not dt.is_floating_point:
+        if value.__class__ is int:
+            value = _k.checked_int_scalar("addcmul", "value", dt, value)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcmul", dt, (a0, a1, a2), (value,))
@@ -5375,8 +5437,9 @@ def addcdiv(input, tensor1, tensor2, value):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-    if value.__class__ is int:
-        value = _k.checked_int_scalar("addcdiv", "value", dt, value)
+    if not dt.is_floating_point:
+        if value.__class__ is int:
+            value = _k.checked_int_scalar("addcdiv", "value", dt, value)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcdiv", dt, (a0, a1, a2), (value,))
@@ -5410,8 +5473,9 @@ def addcdiv_inplace(input, tensor1, tensor2, value):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-    if value.__class__ is int:
-        value = _k.checked_int_scalar("addcdiv", "value", dt, value)
+    if not dt.is_floating_point:
+        if value.__class__ is int:
+            value = _k.checked_int_scalar("addcdiv", "value", dt, value)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcdiv", dt, (a0, a1, a2), (value,))
@@ -5436,8 +5500,9 @@ def addcdiv_out(input, tensor1, tensor2, value, out):
         a2 = tensor2._data
     else:
         dt, a0, a1, a2 = _k.operands("addcdiv", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input, tensor1, tensor2))
-    if value.__class__ is int:
-        value = _k.checked_int_scalar("addcdiv", "value", dt, value)
+    if not dt.is_floating_point:
+        if value.__class__ is int:
+            value = _k.checked_int_scalar("addcdiv", "value", dt, value)
     r = None
     if a0.size * 2 >= _CPP.min_work or a1.size * 2 >= _CPP.min_work or a2.size * 2 >= _CPP.min_work:
         r = _CPP.run("addcdiv", dt, (a0, a1, a2), (value,))
@@ -6996,8 +7061,9 @@ def bitwise_left_shift_Tensor_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = _k.shl(a0, other)
     except ValueError:
@@ -7022,8 +7088,9 @@ def bitwise_left_shift_Tensor_Scalar_inplace(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = _k.shl(a0, other)
     except ValueError:
@@ -7039,8 +7106,9 @@ def bitwise_left_shift_Tensor_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("bitwise_left_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = _k.shl(a0, other)
     except ValueError:
@@ -7119,8 +7187,9 @@ def bitwise_right_shift_Tensor_Scalar(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = _k.shr(a0, other)
     except ValueError:
@@ -7145,8 +7214,9 @@ def bitwise_right_shift_Tensor_Scalar_inplace(input, other):
         a0 = input._data
     else:
         dt, a0 = _k.operands("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = _k.shr(a0, other)
     except ValueError:
@@ -7162,8 +7232,9 @@ def bitwise_right_shift_Tensor_Scalar_out(input, other, out):
         a0 = input._data
     else:
         dt, a0 = _k.operands("bitwise_right_shift", "common", ('uint8', 'int8', 'int16', 'int32', 'int64'), (input,))
-    if other.__class__ is int:
-        other = _k.int_scalar(dt, other)
+    if not dt.is_floating_point:
+        if other.__class__ is int:
+            other = _k.int_scalar(dt, other)
     try:
         r = _k.shr(a0, other)
     except ValueError:
