@@ -7,7 +7,9 @@ The Tracer key sits above every other, and no kernel is registered for it: one b
 for the duration of a capture, serves every operator. It records the call, then makes it again below
 Tracer with Tracer excluded, so that the operators a composite kernel calls inside are not recorded (the
 graph holds what the program called).
-Values come from real execution on the first call's inputs; a tensor the function reads without having
+The layout of every value (shape, dtype, strides) comes from the same call made on meta tensors (Note [Shapes
+from meta execution], meta_shapes.py), which also ends the capture at an operator whose output shape depends
+on values; the values come from real execution on the first call's inputs; a tensor the function reads without having
 made it (a parameter, a global) is a free value, held by the graph and read again at every run. Python
 that needs a tensor's data (`.item()`, `.tolist()`, `.numpy()`, `bool(t)`, `float(t)`, `int(t)`) ends
 the capture (`GraphBreak`): the value would become a constant of the graph.
@@ -22,6 +24,7 @@ from typing import Any
 
 from runtime.autograd.grad_mode import is_grad_enabled
 from runtime.compile.graph import Graph, Node, Value
+from runtime.compile.meta_shapes import MetaTwins
 from runtime.compile.step_capture import StepEffects, patched
 from runtime.compile.tracing import GraphBreak, state
 from runtime.dispatcher import DispatchKey, dispatcher, exclude_keys, include_keys
@@ -42,6 +45,7 @@ class _Trace:
         self.by_data: dict[int, Value] = {}  # id of a tensor's array -> its value (detached copies alias it)
         self.training = False  # decompose CompositeImplicitAutograd ops (Note [Capturing the backward])
         self.step = StepEffects(self)  # Note [Capturing a training step]
+        self.meta = MetaTwins()  # Note [Shapes from meta execution]
 
     def value_of(self, t: Tensor) -> Value:
         v = self.values.get(id(t))
@@ -81,7 +85,8 @@ class _Trace:
             return {k: self.symbolic(v) for k, v in x.items()}
         return x
 
-    def record(self, op: Any, args: list[Any], result: Any) -> None:
+    def record(self, op: Any, args: list[Any], result: Any, meta: list[Tensor] | None = None) -> None:
+        """Record a call and its result; `meta`: its results on meta (Note [Shapes from meta execution])."""
         sym = tuple(self.symbolic(a) for a in args)
         tensors = [result] if isinstance(result, Tensor) else [r for r in result] if isinstance(result, list | tuple) \
             else []
@@ -90,8 +95,8 @@ class _Trace:
         kind = "tensor" if isinstance(result, Tensor) else "list" if isinstance(result, list) else "tuple"
         node = Node(op, sym, (), kind)
         outs = []
-        for t in tensors:
-            v = self.graph.new_value(tuple(t.shape), tuple(t.stride()), t.dtype, t.device, producer=node)
+        for t, (shape, strides) in zip(tensors, self.meta.adopt(op, tensors, meta), strict=True):
+            v = self.graph.new_value(shape, strides, t.dtype, t.device, producer=node)
             self._remember(t, v)
             outs.append(v)
         node.outputs = tuple(outs)
@@ -160,10 +165,11 @@ def _tracer_fallback(op: Any, args: list[Any]) -> Any:
             v = trace.values.get(id(t))
             if v is None or v.producer is None:  # an input, a .grad at entry or a free value
                 trace.step.undo.save_tensor(t)
+    meta = trace.meta.call(op, args) if trace is not None else None
     with exclude_keys("Tracer"):
         result = op.redispatch_below(DispatchKey.Tracer, *args)
     if trace is not None:
-        trace.record(op, args, result)
+        trace.record(op, args, result, meta)
     return result
 
 
