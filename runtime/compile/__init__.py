@@ -214,7 +214,8 @@ class CompiledFunction:
             program = StepProgram(graph, results, effects, fuse)
             effects.undo.restore()
             got = program.run(tensors)
-            agrees = self._same(_flat_tensors(got), _flat_tensors(result)) and self._same_effects(eager_state, effects.undo.arrays)
+            agrees = self._same(_flat_tensors(got), _flat_tensors(result)) and \
+                self._same_effects(eager_state, effects.undo.arrays)
         except GraphBreak as e:
             effects.undo.restore(eager_state)
             return self._give_up(key, str(e), result)

@@ -26,6 +26,7 @@ from runtime.dispatcher import exclude_keys
 from runtime.kernels.meta_shape import DataDependentOutputError
 from runtime.tensor import Tensor
 
+Shape = tuple[int, ...]
 misses: list[str] = []  # the operators whose calls the Meta kernels could not make (Note above)
 
 
@@ -62,13 +63,13 @@ class MetaTwins:
                 result = op.call(*[self._on_meta(a) for a in args])
         except DataDependentOutputError as e:
             raise GraphBreak(str(e)) from e
-        except Exception:  # noqa: BLE001 - the real call's layout is kept, the miss listed (Note above)
+        except Exception:  # the real call's layout is kept, the miss listed (Note above)
             misses.append(op.name)
             return None
         outs = [result] if isinstance(result, Tensor) else list(result) if isinstance(result, list | tuple) else []
         return outs if all(isinstance(t, Tensor) for t in outs) else None
 
-    def adopt(self, op: Any, real: list[Tensor], meta: list[Tensor] | None) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    def adopt(self, op: Any, real: list[Tensor], meta: list[Tensor] | None) -> list[tuple[Shape, Shape]]:
         """The (shape, strides) of each result, from meta where the call was made there; each real result's
         twin becomes its meta result."""
         if meta is None or len(meta) != len(real):
