@@ -117,3 +117,68 @@ def test_a_bias_before_batch_norm_with_adam_compiles() -> None:
     for (name, pc), pe in zip(mc.named_parameters(), me.parameters(), strict=True):
         tol = 1e-2 if name == "0.bias" else 1e-4
         np.testing.assert_allclose(pc.detach().numpy(), pe.detach().numpy(), atol=tol, err_msg=name)
+
+
+def _steps(make, inputs, n: int = 3):  # type: ignore[no-untyped-def]
+    """The losses and parameters after `n` steps, eager and compiled (no warning: compiled, not run eagerly)."""
+    runs = []
+    for compiled in (False, True):
+        G.manual_seed(0)
+        model, step = make()
+        f = G.compile(step) if compiled else step
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            losses = [f(*inputs).item() for _ in range(n)]
+        runs.append((losses, {k: p.detach().numpy().copy() for k, p in model.named_parameters()}))
+    return runs
+
+
+def test_attention_with_adamw_compiles() -> None:
+    """The key projection's bias gets a noise gradient (softmax ignores a constant added to a row of scores)."""
+    class Encoder(G.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = G.nn.Embedding(50, 16)
+            self.layer = G.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+            self.out = G.nn.Linear(16, 3)
+
+        def forward(self, x: G.Tensor) -> G.Tensor:
+            return self.out(self.layer(self.emb(x)).mean(1))
+
+    def make():  # type: ignore[no-untyped-def]
+        m = Encoder()
+        opt = G.optim.AdamW(m.parameters(), lr=1e-3)
+
+        def step(x: G.Tensor, y: G.Tensor) -> G.Tensor:
+            opt.zero_grad()
+            loss = F.cross_entropy(m(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return m, step
+
+    (le, pe), (lc, pc) = _steps(make, (G.randint(0, 50, (4, 9)), G.tensor([0, 2, 1, 1])))
+    np.testing.assert_allclose(lc, le, rtol=1e-4)
+    for k in pe:
+        if k != "layer.self_attn.in_proj_bias":
+            np.testing.assert_allclose(pc[k], pe[k], rtol=1e-3, atol=1e-5, err_msg=k)
+
+
+def test_gradient_clipping_inside_a_compiled_step() -> None:
+    def make():  # type: ignore[no-untyped-def]
+        m = G.nn.Sequential(G.nn.Linear(10, 20), G.nn.Tanh(), G.nn.Linear(20, 3))
+        opt = G.optim.SGD(m.parameters(), lr=0.5)
+
+        def step(x: G.Tensor, y: G.Tensor) -> G.Tensor:
+            opt.zero_grad()
+            loss = F.cross_entropy(m(x), y) * 10
+            loss.backward()
+            G.nn.utils.clip_grad_norm_(m.parameters(), 0.5)
+            opt.step()
+            return loss
+        return m, step
+
+    (le, pe), (lc, pc) = _steps(make, (G.randn(16, 10), G.randint(0, 3, (16,))))
+    np.testing.assert_allclose(lc, le, rtol=1e-4)
+    for k in pe:
+        np.testing.assert_allclose(pc[k], pe[k], rtol=1e-4, atol=1e-6, err_msg=k)

@@ -40,15 +40,15 @@ def get_total_norm(tensors: _Params, norm_type: float = 2.0, error_if_nonfinite:
 
 def clip_grads_with_norm_(parameters: _Params, max_norm: float, total_norm: Tensor,
                           foreach: bool | None = None) -> None:
-    """Scale the gradients by max_norm / (total_norm + 1e-6) where that is below 1."""
+    """Scale the gradients by max_norm / (total_norm + 1e-6) where that is below 1 (by 1 otherwise), with
+    tensor ops only, so that a compiled training step holds the clipping (no value read in Python)."""
     grads = [p.grad for p in _tensors(parameters) if p.grad is not None]
     if not grads:
         return
-    coef = float(max_norm) / (float(total_norm) + 1e-6)
-    if coef < 1.0:
-        with no_grad():
-            for g in grads:
-                g.mul_(coef)
+    with no_grad():
+        coef = _G().clamp(float(max_norm) / (total_norm + 1e-6), max=1.0)
+        for g in grads:
+            g.mul_(coef.to(g.device))
 
 
 def clip_grad_norm_(parameters: _Params, max_norm: float, norm_type: float = 2.0,
