@@ -162,7 +162,7 @@ def _tracer_fallback(op: Any, args: list[Any]) -> Any:
             return kernel(*args)  # its parts are recorded, and autograd saves their values
     if trace is not None and "!" in str(op.schema):  # it writes a tensor: one from outside is logged to undo
         for t in _tensors(args):
-            v = trace.values.get(id(t))
+            v = trace.values.get(id(t)) or trace._alias(t)  # (a detached gradient is its value's alias)
             if v is None or v.producer is None:  # an input, a .grad at entry or a free value
                 trace.step.undo.save_tensor(t)
     meta = trace.meta.call(op, args) if trace is not None else None
