@@ -1,5 +1,6 @@
 """Graph passes of G.compile: dead-code elimination, common-subexpression elimination, constant folding,
-and the execution order (a topological sort that keeps program order among independent nodes)."""
+view simplification, and the execution order (a topological sort that keeps program order among
+independent nodes)."""
 
 from __future__ import annotations
 
@@ -138,3 +139,70 @@ def execution_order(graph: Graph) -> None:
     if len(order) != len(graph.nodes):
         raise RuntimeError("the captured graph has a cycle")
     graph.nodes = order
+
+
+# Views that keep their base's storage offset (no slicing): a chain of them from a base is the base itself
+# when it ends at the base's shape and strides (Note [Simplifying views]).
+_RESHAPES = frozenset({"view", "reshape", "_reshape_alias", "flatten.using_ints", "squeeze", "squeeze.dim",
+                       "squeeze.dims", "unsqueeze", "_unsafe_view"})
+_SAME_OFFSET = _RESHAPES | {"t", "transpose.int", "permute", "expand", "alias", "movedim.int", "movedim.intlist",
+                            "swapaxes", "swapdims"}
+
+
+def _contiguous(v: Value) -> bool:
+    expected = 1
+    for n, s in zip(reversed(v.shape), reversed(v.strides), strict=True):
+        if n != 1 and s != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _same_layout(a: Value, b: Value) -> bool:
+    return a.shape == b.shape and a.dtype is b.dtype and all(
+        x == y for x, y, n in zip(a.strides, b.strides, a.shape, strict=True) if n != 1)
+
+
+def simplify_views(graph: Graph) -> int:
+    """Note [Simplifying views]: a chain of offset-keeping views (reshapes, transposes, permutes, expands)
+    that ends at its base's layout is the base (the nodes go); a chain of reshapes of a contiguous base that
+    ends contiguous is one `view` of the base. Values an in-place op writes or reads, and the graph's
+    outputs (the caller gets a new tensor object), are left alone. Returns how many nodes changed."""
+    from runtime.dispatcher import dispatcher
+
+    kept_apart = {v.id for n in graph.nodes if mutates(n) for v in [*n.inputs(), *n.outputs]}
+    kept_apart |= {v.id for v in graph.output_values()}
+    base: dict[int, Value] = {}  # a view's base through offset-keeping views (reshapes of contiguous values)
+    flat: dict[int, Value] = {}  # a reshape's contiguous base through reshapes of contiguous values only
+    rename: dict[int, Value] = {}
+    kept: list[Node] = []
+    changed = 0
+    for node in graph.nodes:
+        node.args = _substitute(node.args, rename)
+        src = node.args[0] if node.args else None
+        if node.name not in _SAME_OFFSET or len(node.outputs) != 1 or not isinstance(src, Value) or \
+                node.name in _RESHAPES and not _contiguous(src):  # (a reshape of the rest may copy)
+            kept.append(node)
+            continue
+        out = node.outputs[0]
+        root = base.get(src.id, src)
+        if out.id in kept_apart or src.id in kept_apart or root.id in kept_apart:
+            kept.append(node)
+            continue
+        same = src if _same_layout(out, src) else root if _same_layout(out, root) else None
+        if same is not None:
+            rename[out.id] = same
+            changed += 1
+            continue
+        base[out.id] = root
+        if node.name in _RESHAPES:
+            first = flat.get(src.id)
+            if first is not None and out.dtype is first.dtype:
+                node = Node(dispatcher.find("view"), (first, list(out.shape)), node.outputs, "tensor")
+                out.producer = node
+                changed += 1
+            flat[out.id] = first if first is not None else src
+        kept.append(node)
+    graph.nodes = kept
+    graph.output = _substitute(graph.output, rename)
+    return changed

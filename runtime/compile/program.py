@@ -17,6 +17,7 @@ from runtime.compile.passes import (
     dead_code_elimination,
     execution_order,
     fold_constants,
+    simplify_views,
 )
 from runtime.compile.pyrun import cuda_group_runner, group_runner, make_runner
 from runtime.tensor import Tensor
@@ -50,7 +51,7 @@ class Program:
     def __init__(self, graph: Graph, results: dict[int, Any], fuse: bool) -> None:
         self.graph = graph
         self.stats = {"dead": dead_code_elimination(graph), "merged": common_subexpressions(graph),
-                      "folded": fold_constants(graph, results)}
+                      "folded": fold_constants(graph, results), "views": simplify_views(graph)}
         dead_code_elimination(graph)
         execution_order(graph)
         self.device = graph_device(graph)  # a CUDA graph's fused groups: cuda_fusion.py
