@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime import opcall
 from runtime.autograd.grad_mode import is_grad_enabled
 from runtime.compile.capture import GraphBreak, capture_joint, capture_with_effects
 from runtime.compile.cpp_build import find_compiler
@@ -330,6 +331,12 @@ def compile(fn: Callable[..., Any] | None = None, *, fullgraph: bool = False, dy
             return f
         if isinstance(f, CompiledFunction):
             return f
-        return CompiledFunction(f, fullgraph=fullgraph, dynamic=dynamic, debug=debug)
+        # an nn.Module gives a Module again (nn sits beside this package in the layers: it is reached through
+        # the API the generated package installed, at call time)
+        nn = opcall.api.nn
+        if isinstance(f, nn.OptimizedModule):
+            f = f._orig_mod
+        compiled = CompiledFunction(f, fullgraph=fullgraph, dynamic=dynamic, debug=debug)
+        return nn.OptimizedModule(f, compiled) if isinstance(f, nn.Module) else compiled
 
     return wrap if fn is None else wrap(fn)

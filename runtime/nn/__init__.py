@@ -34,6 +34,7 @@ from runtime.nn.activation import (
 )
 from runtime.nn.attention import MultiheadAttention
 from runtime.nn.bilinear import Bilinear
+from runtime.nn.compiled_module import OptimizedModule as OptimizedModule  # what G.compile(module) returns
 from runtime.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from runtime.nn.layers import (
     GELU,

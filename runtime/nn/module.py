@@ -65,10 +65,21 @@ class Module(StateDictMixin):
         raise NotImplementedError(f'Module [{name}] is missing the required "forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        compiled = self.__dict__.get("_compiled_call_impl")
+        if compiled is not None:  # `module.compile()`
+            return compiled(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
         if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self.__dict__.get(
                 "_backward_pre_hooks"):
             return call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's call in place with `G.compile(..., *args, **kwargs)` (later calls of the
+        module run the compiled function; its parameters and state_dict keys stay as they are)."""
+        object.__setattr__(self, "_compiled_call_impl", opcall.api.compile(self._call_impl, *args, **kwargs))
 
     # -- hooks (runtime/nn/hooks.py) --------------------------------------------------------------
     def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
