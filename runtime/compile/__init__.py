@@ -46,6 +46,7 @@ from runtime.autograd.grad_mode import is_grad_enabled
 from runtime.compile.capture import GraphBreak, capture_joint, capture_with_effects
 from runtime.compile.cpp_build import find_compiler
 from runtime.compile.graph import Graph
+from runtime.compile.guards import python_state
 from runtime.compile.program import Program
 from runtime.compile.step_capture import StepEffects
 from runtime.compile.step_program import StepProgram, StepPrograms
@@ -116,7 +117,7 @@ class CompiledFunction:
 
     # -- calling -----------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        key = _signature(args, kwargs)
+        key = (_signature(args, kwargs), python_state(self.fn, args, kwargs))  # Note [Guards on Python state]
         program = self.cache.get(key)
         if program is None:
             return self._compile(key, args, kwargs)

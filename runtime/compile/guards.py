@@ -1,0 +1,105 @@
+"""The Python state a compiled graph holds as constants, read at every call as part of its guards.
+
+Note [Guards on Python state]
+Capture records operators, so whatever Python value steered them is a constant of the graph: a module's
+`training` flag (dropout, batch norm's statistics), a number or flag in a closure cell or a global the
+function names. A call whose state differs must not run that graph. `python_state(fn)` reads, at every
+call, the values the function can reach that way: the `training` flag of every submodule of each module it
+holds (the module itself, a bound method's `self`, modules in its closure cells or among the globals its
+code names, and the modules passed as arguments), and the Python scalars (None, bool, int, float, str, and
+short tuples and lists of them) in its closure cells and named globals, following the functions it holds
+the same way one level down. The result joins the call's key, so a change compiles the new state once
+and later calls with either state find theirs. What the code reads through attributes of other objects
+(`cfg.scale`) is not seen: those stay constants of the graph, as the README says.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from runtime import opcall
+
+_SCALARS = (type(None), bool, int, float, str)
+_SHORT = 16  # longest tuple or list of scalars that is guarded (longer ones are data, not switches)
+
+
+def python_state(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """The guarded Python state of a call of `fn` (Note [Guards on Python state])."""
+    module_type = _module_type()
+    out: list[Any] = []
+    modules: set[int] = set()
+    for x in [*_held(fn, 2, set()), *args, *kwargs.values()]:
+        if module_type is not None and isinstance(x, module_type):
+            if id(x) not in modules:
+                modules.add(id(x))
+                out.append(_training_flags(x))
+        elif isinstance(x, _SCALARS):
+            out.append(x)
+        elif isinstance(x, tuple | list) and len(x) <= _SHORT and all(isinstance(a, _SCALARS) for a in x):
+            out.append(tuple(x))
+    return tuple(out)
+
+
+def _training_flags(root: Any) -> tuple[bool, ...]:
+    """Every submodule's `training` flag, depth first (a plain walk: `modules()` costs ten times more)."""
+    flags = []
+    stack = [root]
+    while stack:
+        m = stack.pop()
+        d = m.__dict__
+        flags.append(d.get("training", True))
+        stack.extend(c for c in reversed(d["_modules"].values()) if c is not None)
+    return tuple(flags)
+
+
+def _module_type() -> type | None:
+    """nn.Module, if the program has modules (nn sits beside this package in the layers: it is reached
+    through the installed API, and only when already imported)."""
+    nn = getattr(opcall.api, "__dict__", {}).get("nn")
+    return getattr(nn, "Module", None)
+
+
+def _held(fn: Any, depth: int, seen: set[int]) -> Iterator[Any]:
+    """What `fn` holds: itself if it is not a plain function, a bound method's `self`, its closure cells'
+    contents and the globals its code names; functions among them are followed `depth - 1` levels."""
+    if id(fn) in seen:
+        return
+    seen.add(id(fn))
+    if isinstance(fn, types.MethodType):
+        yield fn.__self__
+        fn = fn.__func__
+    if not isinstance(fn, types.FunctionType):
+        if callable(fn):
+            yield fn
+        return
+    for cell in fn.__closure__ or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        yield from _value(value, depth, seen)
+    namespace = fn.__globals__
+    for name in _names(fn.__code__):
+        if name in namespace:
+            yield from _value(namespace[name], depth, seen)
+
+
+def _value(value: Any, depth: int, seen: set[int]) -> Iterator[Any]:
+    if isinstance(value, types.FunctionType | types.MethodType):
+        if depth > 1:
+            yield from _held(value, depth - 1, seen)
+    elif not isinstance(value, types.ModuleType | type):
+        yield value
+
+
+@functools.cache
+def _names(code: types.CodeType) -> tuple[str, ...]:
+    """The global names `code` and the functions written inside it read, each once."""
+    names = dict.fromkeys(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):  # lambdas and inner functions
+            names.update(dict.fromkeys(_names(const)))
+    return tuple(names)
