@@ -87,6 +87,11 @@ def _flat_tensors(x: Any) -> list[Tensor]:
     return []
 
 
+# Signatures one compiled function compiles for (PyTorch's torch._dynamo.config.cache_size_limit); a
+# function called with ever new shapes would otherwise compile at every call.
+CACHE_SIZE_LIMIT = 8
+
+
 class CompiledFunction:
     """`fn` compiled per input signature (see the module's docstring)."""
 
@@ -120,6 +125,10 @@ class CompiledFunction:
         key = (_signature(args, kwargs), python_state(self.fn, args, kwargs))  # Note [Guards on Python state]
         program = self.cache.get(key)
         if program is None:
+            if len(self.cache) >= CACHE_SIZE_LIMIT:
+                self._note(f"compiled for {CACHE_SIZE_LIMIT} input signatures (shapes, dtypes, modes): further "
+                           "ones run eagerly (opgen's graphs specialise on shapes; dynamic=True does not change that)")
+                return self.fn(*args, **kwargs)
             return self._compile(key, args, kwargs)
         if program is _EAGER:
             return self.fn(*args, **kwargs)

@@ -85,3 +85,16 @@ def test_the_state_is_cheap_and_plain() -> None:
     assert state == ((True, True, True, True),)
     m.eval()
     assert python_state(m, (), {}) == ((False, False, False, False),)
+
+
+def test_new_signatures_past_the_cache_limit_run_eagerly(monkeypatch: pytest.MonkeyPatch) -> None:
+    import runtime.compile as rc
+
+    monkeypatch.setattr(rc, "CACHE_SIZE_LIMIT", 3)
+    f = G.compile(lambda t: t * 2 + 1)
+    for n in (1, 2, 3):
+        np.testing.assert_allclose(f(G.ones(n)).numpy(), np.full(n, 3.0))
+    with pytest.warns(RuntimeWarning, match="signatures"):
+        np.testing.assert_allclose(f(G.ones(4)).numpy(), np.full(4, 3.0))
+    assert len(f.graphs) == 3
+    np.testing.assert_allclose(f(G.ones(2)).numpy(), np.full(2, 3.0))  # a compiled one still runs
