@@ -215,9 +215,10 @@ class _Group:
         return False
 
 
-def groups(nodes: list[Node], specs: dict[str, Any]) -> list[Node | FusedGroup]:
+def groups(nodes: list[Node], specs: dict[str, Any], device: str = "cpu") -> list[Node | FusedGroup]:
     """The steps: groups of fusible nodes (Note [Fused pointwise kernels]) and the other nodes, in an order
-    that respects every dependence."""
+    that respects every dependence. `device`: where the kernels run ("cuda:N": the nodes computing there,
+    rendered by cuda_render.py)."""
     unit: dict[int, Any] = {}  # id(node) -> its _Group or the node itself
     readers: dict[int, list[Node]] = {}  # value id -> nodes (processed so far) that read it
     producer: dict[int, Node] = {}
@@ -227,7 +228,7 @@ def groups(nodes: list[Node], specs: dict[str, Any]) -> list[Node | FusedGroup]:
     for node in nodes:
         if mutates(node):
             segment += 1
-        terms = None if mutates(node) else lower(node, specs)
+        terms = None if mutates(node) else lower(node, specs, device)
         ins = node.inputs()
         chosen = None
         if terms:
