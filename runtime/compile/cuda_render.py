@@ -131,6 +131,7 @@ class _Renderer:
             if t.out.id in used_later and t.out.id >= 0 and all(t.out.id != w.id for w in stored):
                 stored.append(t.out)
         self.inputs, self.stored = inputs, stored
+        g.inputs, g.outputs, g.entry = inputs, stored, entry  # also where it raises Unsupported: the fallback
         self.by_term = {t.out.id: t for t in g.terms}
         self.plan = CudaPlan(rows=g.row_dims is not None)
         self.access: dict[tuple[int, tuple[int, ...]], int] = {}  # (input id, to) -> operand
@@ -377,7 +378,6 @@ def render_group(g: FusedGroup, entry: str, used_later: set[int]) -> CudaPlan:
     """The group's CUDA kernels (Note [Fused kernels on a CUDA device]) in `g.source`, its inputs, outputs
     and entry filled in; the plan its launcher follows. Raises Unsupported (inputs and outputs still set)."""
     r = _Renderer(g, entry, used_later)
-    g.inputs, g.outputs, g.entry = r.inputs, r.stored, entry
     r.plan.gather = any(t.kind == "gather" for t in g.terms)
     ops = ", ".join(n.name for n in g.nodes)
     r.lines += [f"// {ops}", f"namespace {entry} {{"]

@@ -117,8 +117,9 @@ def strides_on(domain: tuple[int, ...], dims: tuple[int, ...] | None, shape: tup
 class _Group:
     """A group being built: `admit` takes a node's terms if they fit (Note [Fused kernels with reductions])."""
 
-    def __init__(self, segment: int) -> None:
+    def __init__(self, segment: int, device: str = "cpu") -> None:
         self.g = FusedGroup([], (), None, segment=segment)
+        self.device = device  # a CUDA group takes no max or min scatter (Note [Fused kernels on a CUDA device])
 
     def admit(self, node: Node, terms: list[Term]) -> bool:
         g = self.g
@@ -194,6 +195,8 @@ class _Group:
                 g.row_dims = t.dims
             if t.dims == g.row_dims:
                 g.space[t.out.id], g.level[t.out.id] = "row", level + 1
+            elif t.how != "sum" and self.device != "cpu":
+                return False
             else:
                 g.space[t.out.id], g.level[t.out.id] = "scatter", 1 << 30
             return True
@@ -255,7 +258,7 @@ def groups(nodes: list[Node], specs: dict[str, Any], device: str = "cpu") -> lis
                     chosen = u
                     break
             if chosen is None:
-                fresh = _Group(segment)
+                fresh = _Group(segment, device)
                 if fresh.admit(node, terms):
                     chosen = fresh
                     built.append(fresh)

@@ -108,6 +108,12 @@ def literal(x: Any, ctype: str) -> str:
     return f"static_cast<{ctype}>({float(x).hex()})"
 
 
+def _wide(dtype: Any) -> Any:
+    """The dtype of a compound op's temporaries: float32 for the half types (the eager CUDA kernels of
+    softmax, layer norm, variance and cross entropy compute in float and round only their results)."""
+    return _DTYPES["float32"] if dtype.name in HALF else dtype
+
+
 def _cpu(v: Any, node: Node | None = None) -> bool:
     """A tensor on the node's device (the CPU without a node) in a dtype the fused kernels there read."""
     device = "cpu" if node is None else str(node.outputs[0].device)
@@ -225,9 +231,9 @@ def _reduction(node: Node) -> list[Term] | None:
         if not isinstance(correction, int | float):
             return None
         kept = _kept(src.shape, dims)
-        mean = temporary(kept, src.dtype, src.device)
-        centred = temporary(src.shape, src.dtype, src.device)
-        square = temporary(src.shape, src.dtype, src.device)
+        mean = temporary(kept, _wide(src.dtype), src.device)
+        centred = temporary(src.shape, _wide(src.dtype), src.device)
+        square = temporary(src.shape, _wide(src.dtype), src.device)
         return [_reduce(mean, src, "sum", dims, float(_count(src.shape, dims))),
                 _map(centred, (src, mean), "({0} - {1})"), _map(square, (centred,), "({0} * {0})"),
                 _reduce(out, square, "sum", dims, max(float(_count(src.shape, dims)) - correction, 0.0), node)]
@@ -245,14 +251,14 @@ def _softmax(node: Node, log: bool) -> list[Term] | None:
     if dims is None:
         return None
     kept = _kept(src.shape, dims)
-    peak = temporary(kept, src.dtype, src.device)
-    shifted = temporary(src.shape, src.dtype, src.device)
-    exps = temporary(src.shape, src.dtype, src.device)
-    total = temporary(kept, src.dtype, src.device)
+    peak = temporary(kept, _wide(src.dtype), src.device)
+    shifted = temporary(src.shape, _wide(src.dtype), src.device)
+    exps = temporary(src.shape, _wide(src.dtype), src.device)
+    total = temporary(kept, _wide(src.dtype), src.device)
     terms = [_reduce(peak, src, "max", dims), _map(shifted, (src, peak), "({0} - {1})"),
              _map(exps, (shifted,), "op_exp({0})"), _reduce(total, exps, "sum", dims)]
     if log:
-        log_total = temporary(kept, src.dtype, src.device)
+        log_total = temporary(kept, _wide(src.dtype), src.device)
         return [*terms, _map(log_total, (total,), "op_log({0})"), _map(out, (shifted, log_total), "({0} - {1})", node)]
     return [*terms, _map(out, (exps, total), "({0} / {1})", node)]
 
@@ -270,7 +276,7 @@ def _layer_norm(node: Node) -> list[Term] | None:
         out = node.outputs[0]
         kept_shape = tuple(1 if d >= len(src.shape) - len(shape) else s for d, s in enumerate(src.shape)) \
             if isinstance(shape, list | tuple) else ()
-        mean_out, rstd_out = (temporary(kept_shape, src.dtype, src.device) for _ in range(2))
+        mean_out, rstd_out = (temporary(kept_shape, _wide(src.dtype), src.device) for _ in range(2))
     if not _float_source(src, node) or not isinstance(shape, list | tuple) or not isinstance(eps, int | float) \
             or any(v.dtype is not src.dtype for v in node.outputs):
         return None
@@ -285,18 +291,18 @@ def _layer_norm(node: Node) -> list[Term] | None:
     kept = _kept(src.shape, dims)
     if tuple(mean_out.shape) != kept or tuple(rstd_out.shape) != kept:
         return None
-    centred = temporary(src.shape, src.dtype, src.device)
-    square = temporary(src.shape, src.dtype, src.device)
-    var = temporary(kept, src.dtype, src.device)
+    centred = temporary(src.shape, _wide(src.dtype), src.device)
+    square = temporary(src.shape, _wide(src.dtype), src.device)
+    var = temporary(kept, _wide(src.dtype), src.device)
     terms = [_reduce(mean_out, src, "sum", dims, n, node), _map(centred, (src, mean_out), "({0} - {1})"),
              _map(square, (centred,), "({0} * {0})"), _reduce(var, square, "sum", dims, n),
              _map(rstd_out, (var,), "op_rsqrt(({0} + " + literal(eps, COMPUTE_CTYPE[src.dtype.name]) + "))", node)]
     result = [(weight, "({0} * {1})"), (bias, "({0} + {1})")]
-    last = temporary(src.shape, src.dtype, src.device) if weight is not None or bias is not None else out
+    last = temporary(src.shape, _wide(src.dtype), src.device) if weight is not None or bias is not None else out
     terms.append(_map(last, (centred, rstd_out), "({0} * {1})", node if last is out else None))
     steps = [(p, e) for p, e in result if p is not None]
     for i, (p, e) in enumerate(steps):
-        nxt = out if i == len(steps) - 1 else temporary(src.shape, src.dtype, src.device)
+        nxt = out if i == len(steps) - 1 else temporary(src.shape, _wide(src.dtype), src.device)
         terms.append(_map(nxt, (last, p), e, node if nxt is out else None))
         last = nxt
     return terms
@@ -318,9 +324,9 @@ def _cross_entropy(node: Node) -> list[Term] | None:
     kept = (src.shape[0], 1)
     dt, dev = src.dtype, src.device
     rows = src.shape[:1]
-    peak, shifted, exps, total, lse, picked, loss = (temporary(s, dt, dev) for s in
+    peak, shifted, exps, total, lse, picked, loss = (temporary(s, _wide(dt), dev) for s in
                                                      (kept, src.shape, src.shape, kept, kept, rows, rows))
-    valid = temporary(rows, dt, dev)
+    valid = temporary(rows, _wide(dt), dev)
     ct = COMPUTE_CTYPE[dt.name]
     terms = [_reduce(peak, src, "max", dims), _map(shifted, (src, peak), "({0} - {1})"),
              _map(exps, (shifted,), "op_exp({0})"), _reduce(total, exps, "sum", dims),
@@ -335,10 +341,10 @@ def _cross_entropy(node: Node) -> list[Term] | None:
         if tuple(out.shape) != src.shape[:1]:
             return None
         return [*terms, Term("map", out, (loss,), "{0}", dt, node=node)]
-    summed = temporary((), dt, dev)
+    summed = temporary((), _wide(dt), dev)
     if reduction == "sum":
         return [*terms, _reduce(out, loss, "sum", (0,), node=node)]
-    count = temporary((), dt, dev)
+    count = temporary((), _wide(dt), dev)
     return [*terms, _reduce(summed, loss, "sum", (0,)), _reduce(count, valid, "sum", (0,)),
             _map(out, (summed, count), "({0} / {1})", node)]
 
