@@ -218,7 +218,8 @@ class _Renderer:
         index_t, n = INDEX_TYPES[bits], len(self.plan.operands)
         params = [f"const {index_t} n"] + ([f"const opgen::Strided<{index_t}, {n}> st"] if strided else [])
         path = "strided" if strided else "contig"
-        self.lines += [f'extern "C" __global__ void {self.entry}__{path}{bits}({", ".join(params + self.pointers())}) {{',
+        signature = ", ".join(params + self.pointers())
+        self.lines += [f'extern "C" __global__ void {self.entry}__{path}{bits}({signature}) {{',
                        f"  OPGEN_GRID_STRIDE({index_t}, i, n) {{"]
         if strided:
             self.lines += [f"    {index_t} off[{n}];", "    st.offsets(i, off);"]
@@ -250,7 +251,7 @@ class _Renderer:
             return g.level.get(t.args[0].id, 0) if t.args[0].id in self.produced else 0
 
         def row_section(level: int) -> None:
-            for ti, t in enumerate(g.terms):
+            for t in g.terms:
                 if space[t.out.id] == "row" and t.kind in ("map", "gather") and g.level[t.out.id] == level:
                     for ai, a in enumerate(t.args):
                         if a.id not in self.produced and not (t.kind == "gather" and ai == 0) \
@@ -306,8 +307,9 @@ class _Renderer:
                 acc = f"{_name(t.out)}_acc"
                 if space[t.out.id] != "row":  # a scatter one element per row: one atomic per row
                     op = self.scratch_operand[t.out.id]
+                    sc = f"sc{self.scratch[t.out.id]}"
                     self.lines += [f"{ind}{acc} = opgen::block_combine<opgen::SumOp<{_acc(t.out)}> >({acc});",
-                                   f"{ind}if (threadIdx.x == 0) atomicAdd(sc{self.scratch[t.out.id]} + ob[{op}], {acc});"]
+                                   f"{ind}if (threadIdx.x == 0) atomicAdd({sc} + ob[{op}], {acc});"]
                     continue
                 self.lines.append(f"{ind}{acc} = opgen::block_all<{REDUCERS[t.how]}<{_acc(t.out)}> >({acc});")
                 self.lines.append(f"{ind}const {_store(t.out)} {_name(t.out)} = "
