@@ -5,7 +5,8 @@ Note [Fused pointwise kernels]
 A node is fusible when kernel_terms.py can turn it into terms: a pointwise op with a kernel spec
 (generated/_fusion_specs.py: the spec rendered to C++ by the generator's CUDA renderer) whose output is
 float32 or float64 (bool for comparisons), whose tensors are on the CPU in any dtype and layout, and whose
-scalars are numbers; or a reduction or compound op (Note [Fused kernels with reductions]). Tensors read by
+scalars are numbers (on a CUDA device: Note [Fused kernels on a CUDA device] in cuda_render.py); or a
+reduction or compound op (Note [Fused kernels with reductions]). Tensors read by
 a group (its inputs) are read at their own strides, broadcast dims at stride 0, so views, transposes and
 expanded tensors need no copy; each is cast to the dtype the op computes in (the output's, as eager
 execution promotes; a comparison's is the widest float among its tensors, else int64). Each term's value
