@@ -132,16 +132,16 @@ class CudaKernels:
         with cupy.cuda.Device(self.index):
             scratch = [cupy.zeros(math.prod(t.out.shape), dtype=_acc_np(t.out.dtype)) for t in plan.scatters]
             totals = [cupy.zeros(1, dtype=_acc_np(t.out.dtype)) for t in plan.totals]
-            err = (cupy.zeros(1, dtype=np.int32),) if plan.gather else ()
+            err = [cupy.zeros(1, dtype=np.int32)] if plan.gather else []
             pointers = (*outs, *arrays, *scratch, *totals, *err)
             if rows:
-                self._launch(group, "rows", bits, (index(rows), index(n_inner), L.pack_strided(*outer, bits),
-                                                   L.pack_strided(*inner, bits), *pointers), rows)
+                packed = (L.pack_strided(outer[0], outer[1], bits), L.pack_strided(inner[0], inner[1], bits))
+                self._launch(group, "rows", bits, (index(rows), index(n_inner), *packed, *pointers), rows)
             if plan.finish:
                 sizes = [np.uint64(math.prod(t.out.shape)) for t in plan.scatters]
                 work = max([1, *(int(s) for s in sizes)])
                 self._launch(group, "finish", 0, (np.uint64(work), *sizes, *pointers), work)
-            if plan.gather and int(err[0].get()[0]):
+            if err and int(err[0].get()[0]):
                 return False
         return True
 
