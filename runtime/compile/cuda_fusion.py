@@ -121,7 +121,7 @@ class CudaKernels:
               outer: Any, inner: Any, outs: list[Any], arrays: list[Any]) -> bool:
         """The rows kernel, then the finish kernel; False when a gathered index was out of range."""
         from runtime.cuda import launch as L
-        from runtime.cuda.device import require_cupy
+        from runtime.cuda.device import require_cupy, sm_count
 
         cupy = require_cupy()
         dims = group.row_dims or ()
@@ -136,7 +136,9 @@ class CudaKernels:
             pointers = (*outs, *arrays, *scratch, *totals, *err)
             if rows:
                 packed = (L.pack_strided(outer[0], outer[1], bits), L.pack_strided(inner[0], inner[1], bits))
-                self._launch(group, "rows", bits, (index(rows), index(n_inner), *packed, *pointers), rows)
+                splits = split_rows(rows, n_inner, sm_count(self.index)) if plan.split else 1
+                self._launch(group, "rows", bits, (index(rows), index(n_inner), index(splits), *packed, *pointers),
+                             rows * splits)
             if plan.finish:
                 sizes = [np.uint64(math.prod(t.out.shape)) for t in plan.scatters]
                 work = max([1, *(int(s) for s in sizes)])
@@ -165,6 +167,17 @@ class CudaKernels:
                 return
             cfg = L.launch_config(work, sms)
             fn((cfg.grid,), (cfg.block,), args, stream=stream)
+
+
+def split_rows(rows: int, inner: int, sms: int) -> int:
+    """Blocks per row for a split rows kernel (Note [Split rows]): enough for a few blocks per multiprocessor
+    over all rows, each block keeping at least 8 elements per thread of the row."""
+    from runtime.cuda import fixed as F
+    from runtime.cuda import launch as L
+
+    wanted = -(-sms * L.BLOCKS_PER_SM // rows)
+    most = max(1, inner // (8 * F.block_threads(inner)))
+    return max(1, min(wanted, most))
 
 
 def _acc_np(dtype: Any) -> Any:

@@ -29,6 +29,15 @@ but the constant divisors of means (shape-dependent) and depends on the ops, dty
 so a group's kernels serve every layout of its inputs. Index width 32 or 64 as in a per-op launch.
 A group with a max or min `scatter` (no atomic for it here) raises Unsupported: its nodes run through the
 operators.
+
+Note [Split rows]
+A block per row leaves most of a GPU idle when there are few long rows (a sum or mean of everything, a sum
+over the batch of a tall matrix). A group of one phase whose reductions are all sums that no term of it
+reads (sums and means of expressions, bias gradients; not a softmax, which needs the row's max before its
+exponentials) is `split`: its row sums are accumulated like scatters (per block, then one atomicAdd per
+row and block into a scratch array that the finish kernel divides), so the launcher may give each row
+`splits` blocks, block (o, part) taking the row's elements part * blockDim + t, stepping splits * blockDim.
+Other rows kernels are launched with splits = 1.
 """
 
 from __future__ import annotations
@@ -75,9 +84,11 @@ class Operand:
 class CudaPlan:
     """What the launcher needs besides the source: `rows` (a rows kernel, else flat), the operands in the
     order of the offsets, the scatter sums' and totals' accumulators (term, compute dtype name), whether the
-    kernel checks a gathered index (`gather`) and whether a finish kernel runs."""
+    kernel checks a gathered index (`gather`), whether its rows may be split over blocks (`split`, Note
+    [Split rows]) and whether a finish kernel runs."""
 
     rows: bool
+    split: bool = False
     operands: list[Operand] = field(default_factory=list)
     scatters: list[Term] = field(default_factory=list)
     totals: list[Term] = field(default_factory=list)
@@ -133,21 +144,24 @@ class _Renderer:
         self.inputs, self.stored = inputs, stored
         g.inputs, g.outputs, g.entry = inputs, stored, entry  # also where it raises Unsupported: the fallback
         self.by_term = {t.out.id: t for t in g.terms}
-        self.plan = CudaPlan(rows=g.row_dims is not None)
+        self.plan = CudaPlan(rows=g.row_dims is not None, split=self.splits())
         self.access: dict[tuple[int, tuple[int, ...]], int] = {}  # (input id, to) -> operand
         self.out_operand: dict[int, int] = {}
         for k, v in enumerate(stored):
-            if self.space[v.id] in ("elem", "row"):
+            if self.space[v.id] == "elem" or (self.space[v.id] == "row" and not self.plan.split):
                 self.out_operand[v.id] = self._operand(Operand("out", k, v, v.shape, g.row_dims))
         self.scratch: dict[int, int] = {}  # scatter value id -> its scratch's position
         self.scratch_operand: dict[int, int] = {}
         for t in g.terms:
-            if t.kind == "reduce" and self.space[t.out.id] == "scatter" and t.out.id in self.out_param_ids():
+            split_row = self.plan.split and self.space[t.out.id] == "row"  # a scatter on a split row
+            if t.kind == "reduce" and (self.space[t.out.id] == "scatter" or split_row) \
+                    and t.out.id in self.out_param_ids():
                 if t.how != "sum":
                     raise Unsupported(f"a {t.how} over other dims than the group's rows")
                 self.scratch[t.out.id] = len(self.plan.scatters)
+                dims = g.row_dims if split_row else t.dims
                 self.scratch_operand[t.out.id] = self._operand(
-                    Operand("scratch", len(self.plan.scatters), t.out, t.out.shape, t.dims))
+                    Operand("scratch", len(self.plan.scatters), t.out, t.out.shape, dims))
                 self.plan.scatters.append(t)
             if t.kind == "reduce" and self.space[t.out.id] == "total":
                 self.plan.totals.append(t)
@@ -159,6 +173,19 @@ class _Renderer:
                 if a.id not in self.produced:
                     self._read(a, self._read_shape(t, ai))
         self.lines: list[str] = []
+
+    def splits(self) -> bool:
+        """Whether the rows may be split over several blocks (Note [Split rows]): one phase of sums whose
+        values no term reads, no row terms, gathers or totals."""
+        g = self.g
+        if g.row_dims is None:
+            return False
+        for t in g.terms:
+            if (t.kind == "reduce" and t.how != "sum") or t.kind not in ("map", "reduce") \
+                    or self.space[t.out.id] == "total" or (t.kind == "map" and self.space[t.out.id] != "elem") \
+                    or any(self.space.get(a.id) in ("row", "scatter") for a in t.args):
+                return False
+        return True
 
     def out_param_ids(self) -> set[int]:
         return {v.id for v in self.stored}
@@ -237,10 +264,12 @@ class _Renderer:
     def rows(self, bits: int) -> None:
         g, space = self.g, self.space
         index_t, n = INDEX_TYPES[bits], len(self.plan.operands)
-        params = [f"const {index_t} rows", f"const {index_t} inner", f"const opgen::Strided<{index_t}, {n}> so",
-                  f"const opgen::Strided<{index_t}, {n}> si"]
-        self.lines += [f'extern "C" __global__ void {self.entry}__rows{bits}({", ".join(params + self.pointers())}) {{',
-                       f"  for ({index_t} o = blockIdx.x; o < rows; o += gridDim.x) {{",
+        params = [f"const {index_t} rows", f"const {index_t} inner", f"const {index_t} splits",
+                  f"const opgen::Strided<{index_t}, {n}> so", f"const opgen::Strided<{index_t}, {n}> si"]
+        signature = ", ".join(params + self.pointers())
+        self.lines += [f'extern "C" __global__ void {self.entry}__rows{bits}({signature}) {{',
+                       f"  for ({index_t} p = blockIdx.x; p < rows * splits; p += gridDim.x) {{",
+                       f"    const {index_t} o = p / splits, part = p - o * splits;",
                        f"    {index_t} ob[{n}];", "    so.offsets(o, ob);"]
         ind = "    "
         levels = [lv for vid, lv in g.level.items() if lv < (1 << 30) and space.get(vid) in ("elem", "row")]
@@ -285,7 +314,8 @@ class _Renderer:
             for t in rows_red:
                 self.lines.append(f"{ind}{_acc(t.out)} {_name(t.out)}_acc = "
                                   f"{REDUCERS[t.how]}<{_acc(t.out)}>::init();")
-            self.lines += [f"{ind}for ({index_t} j = threadIdx.x; j < inner; j += blockDim.x) {{",
+            self.lines += [f"{ind}for ({index_t} j = part * blockDim.x + threadIdx.x; j < inner; "
+                           f"j += splits * blockDim.x) {{",
                            f"{ind}  {index_t} ib[{n}];", f"{ind}  si.offsets(j, ib);"]
             local = dict(row_local)
             ii = ind + "  "
@@ -305,7 +335,7 @@ class _Renderer:
             self.lines.append(f"{ind}}}")
             for t in rows_red:
                 acc = f"{_name(t.out)}_acc"
-                if space[t.out.id] != "row":  # a scatter one element per row: one atomic per row
+                if self.per_row(t):  # a scatter one element per row (or a split row): one atomic per row
                     op = self.scratch_operand[t.out.id]
                     sc = f"sc{self.scratch[t.out.id]}"
                     self.lines += [f"{ind}{acc} = opgen::block_combine<opgen::SumOp<{_acc(t.out)}> >({acc});",

@@ -202,3 +202,30 @@ def test_a_scatter_sum_beside_a_row_reduction_in_one_kernel() -> None:
     (group,) = program.fused
     plan = program.cuda.plans[id(group)]
     assert plan is not None and plan.rows and plan.finish and len(plan.scatters) == 2
+
+
+def test_few_long_rows_are_split_over_blocks() -> None:
+    """Sums of everything and over the batch of a tall matrix give each row several blocks (Note [Split
+    rows]); a softmax over the same long dim keeps one block per row."""
+    splits: list[tuple[str, int]] = []
+    original = cuda_fusion.CudaKernels._launch
+
+    def launch(self: Any, group: FusedGroup, path: str, bits: int, args: tuple[Any, ...], work: int) -> None:
+        if path == "rows":
+            splits.append((",".join(n.name for n in group.nodes), int(args[2])))
+        original(self, group, path, bits, args, work)
+
+    def sums(x: G.Tensor, b: G.Tensor) -> Any:
+        return (G.exp(x * 0.25) - b).sum(), (x * b).mean(0), G.softmax(x, 0)
+
+    x, b = G.randn(5000, 3, device="cuda"), G.randn(3, device="cuda")
+    cuda_fusion.CudaKernels._launch = launch  # type: ignore[method-assign]
+    try:
+        c = G.compile(sums)
+        with G.no_grad():
+            close(run(c, x, b), sums(x, b), 1e-4)
+    finally:
+        cuda_fusion.CudaKernels._launch = original  # type: ignore[method-assign]
+    split = [k for name, k in splits if "softmax" not in name]
+    assert split and all(k > 1 for k in split)
+    assert [k for name, k in splits if "softmax" in name] == [1]
