@@ -229,3 +229,21 @@ def test_few_long_rows_are_split_over_blocks() -> None:
     split = [k for name, k in splits if "softmax" not in name]
     assert split and all(k > 1 for k in split)
     assert [k for name, k in splits if "softmax" in name] == [1]
+
+
+def test_mixed_dtypes_in_one_group() -> None:
+    """Comparisons, casts, integer and half inputs beside float32 and float64 reductions: one kernel, every
+    value in its own dtype."""
+    def f(x: G.Tensor, y: G.Tensor, i: G.Tensor, h: G.Tensor) -> Any:
+        a = (x > 0.1).float() * y.double() + i * 0.5
+        s = F.softmax(h.float() * 2, -1).half()
+        return a, (a * a).sum(1), s, (x * i).mean(-1), y < 0, G.log_softmax(x.double(), 1)
+
+    x, y = G.randn(4, 9, device="cuda"), G.randn(4, 9, device="cuda", dtype=G.float64)
+    i, h = G.randint(0, 5, (4, 9), device="cuda"), G.randn(4, 9, device="cuda", dtype=G.float16)
+    c = G.compile(f)
+    with G.no_grad():
+        got, want = run(c, x, y, i, h), f(x, y, i, h)
+    close(got, want, 1e-6)
+    (program,) = c.programs
+    assert len(program.fused) == 1 and len(program.fused[0].nodes) >= 10
