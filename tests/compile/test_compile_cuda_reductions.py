@@ -17,6 +17,7 @@ import generated as G
 from runtime.compile import cuda_fusion
 from runtime.compile.fusion import FusedGroup
 from runtime.compile.training import TrainingProgram
+from runtime.cuda import emulator
 from runtime.cuda.launch import force_index_bits
 
 pytestmark = pytest.mark.cuda
@@ -247,3 +248,19 @@ def test_mixed_dtypes_in_one_group() -> None:
     close(got, want, 1e-6)
     (program,) = c.programs
     assert len(program.fused) == 1 and len(program.fused[0].nodes) >= 10
+
+
+@pytest.mark.skipif(not emulator.active(), reason="racecheck is a mode of the emulated device")
+def test_fused_reductions_pass_the_emulators_racecheck() -> None:
+    """Under racecheck (Note [Schedules that expose races] in opgen_emulate.h) no two threads of a block touch
+    one shared-memory element between barriers, and no two blocks write one global address but by atomics:
+    the rows kernels (one block per row and split rows), their finish kernels, a gather's error word."""
+    from runtime.cuda.emulator import engine
+
+    x, b, t = inputs()
+    tall = G.randn(3000, 3, device="cuda")
+    with engine.racecheck(), G.no_grad():
+        for fn, _ in CASES.values():
+            close([run(G.compile(fn), x, b, t)], [fn(x, b, t)], 1e-5)
+        c = G.compile(lambda y: (y.sum(), y.mean(0), G.softmax(y, 0)))
+        close(run(c, tall), (tall.sum(), tall.mean(0), G.softmax(tall, 0)), 1e-4)
