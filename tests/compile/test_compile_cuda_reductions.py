@@ -264,3 +264,35 @@ def test_fused_reductions_pass_the_emulators_racecheck() -> None:
             close([run(G.compile(fn), x, b, t)], [fn(x, b, t)], 1e-5)
         c = G.compile(lambda y: (y.sum(), y.mean(0), G.softmax(y, 0)))
         close(run(c, tall), (tall.sum(), tall.mean(0), G.softmax(tall, 0)), 1e-4)
+
+
+ND_CASES: dict[str, Callable[[G.Tensor, G.Tensor], G.Tensor]] = {  # (x of 3 dims, w of its last two)
+    "softmax_middle_dim": lambda x, w: F.softmax(x * 2, 1),
+    "layer_norm_two_dims": lambda x, w: F.layer_norm(x, (5, 7), w, w * 0.5),
+    "sum_over_first_and_last": lambda x, w: (G.exp(x * 0.5) + 1).sum((0, 2), keepdim=True),
+    "var_without_correction": lambda x, w: G.var(x * w, (0, 2), correction=0),
+    "amin_of_transposed": lambda x, w: G.amin(x.transpose(0, 2) * 3, 1) + 1,
+}
+
+
+@pytest.mark.parametrize("case", list(ND_CASES))
+def test_reductions_over_several_and_middle_dims(case: str) -> None:
+    fn = ND_CASES[case]
+    G.manual_seed(1)
+    x = G.randn(3, 5, 7, device="cuda", requires_grad=True)
+    w = G.randn(5, 7, device="cuda", requires_grad=True)
+
+    def loss(x: G.Tensor, w: G.Tensor) -> G.Tensor:
+        out = fn(x, w)
+        return (out * G.linspace(0.5, 1.5, out.numel(), device="cuda").reshape(tuple(out.shape))).sum()
+
+    c = G.compile(loss)
+    results = []
+    for f in (c, loss):
+        x.grad = w.grad = None
+        out = run(f, x, w)
+        out.backward()
+        results.append((out.detach(), x.grad, w.grad if w.grad is not None else G.zeros_like(w)))
+    close(results[0], results[1], 1e-4)
+    (program,) = c.programs
+    assert any(g.row_dims is not None for g in program.forward.fused)
