@@ -128,6 +128,8 @@ def _divided(acc: str, t: Term) -> str:
 
 
 class _Renderer:
+    """One group's kernels, written line by line into `lines`; `plan` what their launcher needs."""
+
     def __init__(self, g: FusedGroup, entry: str, used_later: set[int]) -> None:
         self.g, self.entry = g, entry
         self.space = dict(g.space)
@@ -143,7 +145,6 @@ class _Renderer:
                 stored.append(t.out)
         self.inputs, self.stored = inputs, stored
         g.inputs, g.outputs, g.entry = inputs, stored, entry  # also where it raises Unsupported: the fallback
-        self.by_term = {t.out.id: t for t in g.terms}
         self.plan = CudaPlan(rows=g.row_dims is not None, split=self.splits())
         self.access: dict[tuple[int, tuple[int, ...]], int] = {}  # (input id, to) -> operand
         self.out_operand: dict[int, int] = {}
@@ -155,7 +156,7 @@ class _Renderer:
         for t in g.terms:
             split_row = self.plan.split and self.space[t.out.id] == "row"  # a scatter on a split row
             if t.kind == "reduce" and (self.space[t.out.id] == "scatter" or split_row) \
-                    and t.out.id in self.out_param_ids():
+                    and any(t.out.id == v.id for v in stored):
                 if t.how != "sum":
                     raise Unsupported(f"a {t.how} over other dims than the group's rows")
                 self.scratch[t.out.id] = len(self.plan.scatters)
@@ -186,9 +187,6 @@ class _Renderer:
                     or any(self.space.get(a.id) in ("row", "scatter") for a in t.args):
                 return False
         return True
-
-    def out_param_ids(self) -> set[int]:
-        return {v.id for v in self.stored}
 
     def _operand(self, op: Operand) -> int:
         self.plan.operands.append(op)
