@@ -92,33 +92,34 @@ class CudaKernels:
         if any(s < 0 for a in arrays for s in a.strides):
             return False
         shape = group.shape
-        strides = [op.strides(shape, F.element_strides(arrays[op.index]) if op.kind == "in" else None)
+        strides = [op.strides(shape, F.element_strides(arrays[op.index]) if op.kind in ("in", "window") else None)
                    for op in plan.operands]
         outs = [F.empty(v.shape, v.dtype, self.index) for v in group.outputs]
+        windows = [np.int64(F.element_strides(arrays[k])[dim]) for k, dim in plan.windows]
         if plan.rows:
             dims = group.row_dims or ()
             outer = _split(shape, strides, [d for d in range(len(shape)) if d not in dims])
             inner = _split(shape, strides, list(dims))
             if len(outer[0]) > L.MAX_DIMS or len(inner[0]) > L.MAX_DIMS:
                 return False
-            if not self._rows(group, plan, shape, strides, outer, inner, outs, arrays):
+            if not self._rows(group, plan, shape, strides, outer, inner, outs, arrays, windows):
                 return False
         else:
             numel = math.prod(shape)
             mshape, mstrides = L.coalesce(shape, strides)
             dense = all(L.is_contiguous(shape, st) for st in strides)
-            path = "contig" if dense else "strided"
+            path = "contig" if dense and not plan.windows else "strided"
             if path == "strided" and len(mshape) > L.MAX_DIMS:
                 return False
             bits = L.index_bits(numel, mshape, mstrides)
             packed = (L.pack_strided(mshape, mstrides, bits),) if path == "strided" else ()
-            self._launch(group, path, bits, (F.index_np(bits)(numel), *packed, *outs, *arrays), numel)
+            self._launch(group, path, bits, (F.index_np(bits)(numel), *packed, *outs, *arrays, *windows), numel)
         for v, a in zip(group.outputs, outs, strict=True):
             env[v.id] = Tensor._wrap(a, v.dtype)
         return True
 
     def _rows(self, group: FusedGroup, plan: CudaPlan, shape: tuple[int, ...], strides: list[tuple[int, ...]],
-              outer: Any, inner: Any, outs: list[Any], arrays: list[Any]) -> bool:
+              outer: Any, inner: Any, outs: list[Any], arrays: list[Any], windows: list[Any]) -> bool:
         """The rows kernel, then the finish kernel; False when a gathered index was out of range."""
         from runtime.cuda import launch as L
         from runtime.cuda.device import require_cupy, sm_count
@@ -133,7 +134,7 @@ class CudaKernels:
             scratch = [cupy.zeros(math.prod(t.out.shape), dtype=_acc_np(t.out.dtype)) for t in plan.scatters]
             totals = [cupy.zeros(1, dtype=_acc_np(t.out.dtype)) for t in plan.totals]
             err = [cupy.zeros(1, dtype=np.int32)] if plan.gather else []
-            pointers = (*outs, *arrays, *scratch, *totals, *err)
+            pointers = (*outs, *arrays, *scratch, *totals, *err, *windows)
             if rows:
                 packed = (L.pack_strided(outer[0], outer[1], bits), L.pack_strided(inner[0], inner[1], bits))
                 splits = split_rows(rows, n_inner, sm_count(self.index)) if plan.split else 1

@@ -3,8 +3,7 @@ rendered as CUDA kernels, their shapes and strides passed at launch (cuda_fusion
 
 Note [Fused kernels on a CUDA device]
 A CUDA graph is grouped by fusion.py as a CPU graph is (its nodes on the device; kernel_terms.py also takes
-float16 and bfloat16 there, and leaves slice_backward, whose `window` term has no CUDA rendering, to its
-operator). A group renders as
+float16 and bfloat16 there; fusion.py forms no max or min scatter there). A group renders as
  - a `flat` kernel when it has no reduction: a grid-stride loop over the domain's elements, each array read
    at its offset from `opgen::Strided` (its strides over the domain; broadcast dims 0), in a `contig`
    version (every array dense and of the domain's shape: element i at i) and a `strided` one;
@@ -27,8 +26,10 @@ A gathered index (a cross entropy's target) out of range sets an error word; the
 group's nodes through their operators, which raise the eager error. The source holds no shape or stride
 but the constant divisors of means (shape-dependent) and depends on the ops, dtypes and stored values only,
 so a group's kernels serve every layout of its inputs. Index width 32 or 64 as in a per-op launch.
-A group with a max or min `scatter` (no atomic for it here) raises Unsupported: its nodes run through the
-operators.
+A window term (slice_backward's gradient placed in its slice) reads its input at offsets with the window's
+dim left out, plus the window index times the input's stride there (a launch argument), the coordinate along
+the dim coming from an operand of stride 1 on it. A group with a max or min `scatter` (no atomic for it here)
+raises Unsupported: its nodes run through the operators.
 
 Note [Split rows]
 A block per row leaves most of a GPU idle when there are few long rows (a sum or mean of everything, a sum
@@ -64,16 +65,24 @@ class Unsupported(Exception):
 class Operand:
     """An array a kernel indexes over the group's domain: a read of input `index` broadcast to `to`
     ("in"), stored value `index` ("out") or scatter scratch `index` ("scratch"); its strides over the domain
-    are strides_on(domain, dims, shape, strides, to) with the array's strides (an input's at launch)."""
+    are strides_on(domain, dims, shape, strides, to) with the array's strides (an input's at launch). A
+    window term (slice_backward) reads its input `index` at strides 0 along the window's dim `window`
+    ("window"), and the coordinate along that dim ("coord": stride 1 there, 0 elsewhere)."""
 
     kind: str
     index: int
     value: Value
     to: tuple[int, ...]
     dims: tuple[int, ...] | None
+    window: int = -1
 
     def strides(self, domain: tuple[int, ...], element_strides: tuple[int, ...] | None = None) -> tuple[int, ...]:
         v = self.value
+        if self.kind == "coord":
+            return tuple(int(d == self.window) for d in range(len(domain)))
+        if self.kind == "window":
+            es = element_strides or contiguous(v.shape)
+            return tuple(0 if d == self.window or v.shape[d] == 1 else es[d] for d in range(len(domain)))
         st = strides_on(domain, self.dims, v.shape, element_strides or contiguous(v.shape), self.to)
         if st is None:
             raise ValueError(f"G.compile: a fused CUDA kernel cannot read a {v.shape} tensor over {domain}")
@@ -92,6 +101,7 @@ class CudaPlan:
     operands: list[Operand] = field(default_factory=list)
     scatters: list[Term] = field(default_factory=list)
     totals: list[Term] = field(default_factory=list)
+    windows: list[tuple[int, int]] = field(default_factory=list)  # (input, dim): its stride there at launch
     gather: bool = False
 
     @property
@@ -166,10 +176,17 @@ class _Renderer:
                 self.plan.scatters.append(t)
             if t.kind == "reduce" and self.space[t.out.id] == "total":
                 self.plan.totals.append(t)
-            if t.kind == "window":
-                raise Unsupported("a window term")
         self.total_index = {t.out.id: k for k, t in enumerate(self.plan.totals)}
+        self.windows: dict[int, tuple[int, int, int]] = {}  # window value id -> (its read, coord, stride param)
         for t in g.terms:  # the reads of the inputs (operands after the stored values)
+            if t.kind == "window":
+                a, dim = t.args[0], t.extra["dim"]
+                k = next(i for i, w in enumerate(self.inputs) if w.id == a.id)
+                self.windows[t.out.id] = (self._operand(Operand("window", k, a, g.shape, None, dim)),
+                                          self._operand(Operand("coord", k, a, g.shape, None, dim)),
+                                          len(self.plan.windows))
+                self.plan.windows.append((k, dim))
+                continue
             for ai, a in enumerate(t.args):
                 if a.id not in self.produced:
                     self._read(a, self._read_shape(t, ai))
@@ -182,7 +199,7 @@ class _Renderer:
         if g.row_dims is None:
             return False
         for t in g.terms:
-            if (t.kind == "reduce" and t.how != "sum") or t.kind not in ("map", "reduce") \
+            if (t.kind == "reduce" and t.how != "sum") or t.kind not in ("map", "reduce", "window") \
                     or self.space[t.out.id] == "total" or (t.kind == "map" and self.space[t.out.id] != "elem") \
                     or any(self.space.get(a.id) in ("row", "scatter") for a in t.args):
                 return False
@@ -212,7 +229,7 @@ class _Renderer:
         loads = {vid for vid in need if vid not in produced}
         need = {vid for vid in need if vid in produced}
         for t in reversed(self.g.terms):
-            if t.out.id in need and space[t.out.id] == "elem":
+            if t.out.id in need and space[t.out.id] == "elem" and t.kind != "window":
                 for a in t.args:
                     if a.id not in produced:
                         loads.add(a.id)
@@ -225,9 +242,26 @@ class _Renderer:
                               f"in{self.plan.operands[op].index}[{at(op)}];")
             local[vid] = f"x{vid if vid >= 0 else -vid}"
         for t in self.g.terms:
-            if t.out.id in need and space[t.out.id] == "elem":
+            if t.out.id in need and space[t.out.id] == "elem" and t.kind == "window":
+                self.window(t, at, indent)
+                local[t.out.id] = _name(t.out)
+            elif t.out.id in need and space[t.out.id] == "elem":
                 self.lines.append(_map_line(t, local, indent))
                 local[t.out.id] = _name(t.out)
+
+    def window(self, t: Term, at: Any, indent: str) -> None:
+        """The gradient of a slice at this element: its input's element where the element falls in the
+        window (first index `start`, `count` of them, `step` apart along the dim), else 0."""
+        read, coord, k = self.windows[t.out.id]
+        x, name, st = t.extra, _name(t.out), _store(t.out)
+        d, w = f"{name}_d", f"{name}_w"
+        inside = f"{d} >= 0 && {d} < {x['count'] * x['step']}LL"
+        if x["step"] != 1:
+            inside += f" && {d} % {x['step']}LL == 0"
+        self.lines += [f"{indent}const long long {d} = static_cast<long long>({at(coord)}) - {x['start']}LL;",
+                       f"{indent}const long long {w} = ({inside}) ? {d} / {x['step']}LL : -1;",
+                       f"{indent}const {st} {name} = {w} >= 0 ? opgen::cast<{st}>(in{self.plan.operands[read].index}"
+                       f"[{at(read)} + {w} * ws{k}]) : opgen::cast<{st}>(0);"]
 
     # -- kernels -------------------------------------------------------------------------------------
     def pointers(self) -> list[str]:
@@ -237,6 +271,7 @@ class _Renderer:
         out += [f"{_acc(t.out)}* __restrict__ tot{k}" for k, t in enumerate(self.plan.totals)]
         if self.plan.gather:
             out.append("int* __restrict__ err")
+        out += [f"const long long ws{k}" for k in range(len(self.plan.windows))]
         return out
 
     def flat(self, bits: int, strided: bool) -> None:
@@ -415,7 +450,8 @@ def render_group(g: FusedGroup, entry: str, used_later: set[int]) -> CudaPlan:
         if r.plan.rows:
             r.rows(bits)
         else:
-            r.flat(bits, False)
+            if not r.plan.windows:  # (a window needs the coordinate along its dim: the strided kernel)
+                r.flat(bits, False)
             r.flat(bits, True)
     if r.plan.finish:
         r.finish()

@@ -388,17 +388,12 @@ COMPOUND = {"softmax.int": lambda n: _softmax(n, False), "log_softmax.int": lamb
                                              "var.correction")}}
 
 
-CPU_ONLY = ("slice_backward",)  # its `window` term has no CUDA rendering (Note [Fused kernels on a CUDA device])
-
-
 def lower(node: Node, specs: dict[str, Any], device: str = "cpu") -> list[Term] | None:
     """The node's terms, or None when no fused kernel on `device` ("cpu" or "cuda:N") can compute it."""
     if not _DTYPES:
         from runtime.dtypes import ALL_DTYPES
         _DTYPES.update({d.name: d for d in ALL_DTYPES})
     if not node.outputs or str(node.outputs[0].device) != device or any(not _cpu(v, node) for v in node.outputs):
-        return None
-    if device != "cpu" and node.name in CPU_ONLY:
         return None
     spec = specs.get(node.name)
     if spec is not None:

@@ -296,3 +296,22 @@ def test_reductions_over_several_and_middle_dims(case: str) -> None:
     close(results[0], results[1], 1e-4)
     (program,) = c.programs
     assert any(g.row_dims is not None for g in program.forward.fused)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_slice_gradients_are_read_through_a_window_in_the_fused_backward(transposed: bool) -> None:
+    def f(x: G.Tensor) -> G.Tensor:
+        a, b, c = x.chunk(3, dim=-1)  # the backward places each gradient in its slice and adds them
+        return G.tanh(a) * b + c[:, ::2].sum(-1, keepdim=True) + x[:, 1:8:3].sum(-1, keepdim=True)
+
+    x = (G.randn(9, 4, device="cuda").t() if transposed else G.randn(4, 9, device="cuda")).requires_grad_(True)
+    c = G.compile(f)
+    grads = []
+    for fn in (c, c, f):
+        x.grad = None
+        (run(fn, x) * G.arange(12, device="cuda").reshape(4, 3)).sum().backward()
+        grads.append(x.grad)
+    close(grads[:2], [grads[2], grads[2]], 1e-5)
+    (program,) = c.programs
+    windows = [g for g in program.backward.fused if any(t.kind == "window" for t in g.terms)]
+    assert windows and all(program.backward.cuda.plans[id(g)].windows for g in windows)

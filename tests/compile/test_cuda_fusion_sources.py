@@ -104,10 +104,15 @@ def captured_groups(dtype: Any) -> list[tuple[list[FusedGroup], dict[int, set[in
         graphs.append((graph, results))
     wp = G.randn(8, 8, requires_grad=True)
     bp = G.randn(8, requires_grad=True)
-    losses = [lambda x: gelu_residual(x @ wp).sum(),
+    def sliced(x: G.Tensor) -> G.Tensor:
+        h = x @ wp
+        return gelu_residual(h).sum() + (G.tanh(h[:, 1:7:2]) * h[:, :3]).sum()
+
+    losses = [sliced,
               lambda x: sum(r.float().sum() * 0.5 for r in reductions(x @ wp, bp, t))]
     for loss in losses:
-        joint = capture_joint(loss, (x,), {})
+        with G.enable_grad():  # (the fixture captures the forward graphs without autograd)
+            joint = capture_joint(loss, (x,), {})
         graphs += [(joint.forward, joint.results), (joint.backward, joint.results)]
     out = []
     for graph, results in graphs:
@@ -158,6 +163,9 @@ def test_the_sample_graphs_form_fused_groups_with_reductions(samples: Any) -> No
             "mean", "mean.dim"} <= in_groups
     assert "native_layer_norm" in in_groups or "layer_norm" in in_groups
     assert sum(1 for g in fused if g.row_dims is not None) >= 6
+    backward = [g for groups, _ in samples["float32"][-3::2] for g in groups]  # the two backward graphs
+    assert {"slice_backward", "_softmax_backward_data", "_log_softmax_backward_data"} & \
+        {n.name for g in backward for n in g.nodes} and any(g.row_dims is not None for g in backward)
     half = [g for groups, _ in samples["float16"] for g in groups]
     assert [[n.name for n in g.nodes] for g in half] == [[n.name for n in g.nodes] for g in fused]
 
@@ -177,9 +185,11 @@ def test_nvrtc_compiles_every_fused_source(samples: Any, dtype: str) -> None:
     assert all(plans[id(g)] is not None and f"namespace {g.entry} " in source for g in groups)
     declared = set(ENTRY.findall(source))
     # per group: a rows kernel (32 and 64-bit index) and a finish kernel where it has totals or scatters,
-    # else contig and strided, 32 and 64-bit
-    assert len(declared) == sum((2 + plans[id(g)].finish) if plans[id(g)].rows else 4 for g in groups)
+    # else contig (not with a window) and strided, 32 and 64-bit
+    assert len(declared) == sum((2 + plans[id(g)].finish) if plans[id(g)].rows else 2 if plans[id(g)].windows
+                                else 4 for g in groups)
     assert any(plans[id(g)].finish for g in groups) and any(plans[id(g)].gather for g in groups)
+    assert any(plans[id(g)].windows for g in groups)
     # Note [Compile check cache] (tests/cuda/test_nvrtc_compiles_every_kernel.py): a source recorded clean by
     # an earlier run is not compiled again
     job = (f"fused_{dtype}.cu", source, FAST)
