@@ -5,7 +5,8 @@ Note [Fused pointwise kernels]
 A node is fusible when kernel_terms.py can turn it into terms: a pointwise op with a kernel spec
 (generated/_fusion_specs.py: the spec rendered to C++ by the generator's CUDA renderer) whose output is
 float32 or float64 (bool for comparisons), whose tensors are on the CPU in any dtype and layout, and whose
-scalars are numbers; or a reduction or compound op (Note [Fused kernels with reductions]). Tensors read by
+scalars are numbers (on a CUDA device: Note [Fused kernels on a CUDA device] in cuda_render.py); or a
+reduction or compound op (Note [Fused kernels with reductions]). Tensors read by
 a group (its inputs) are read at their own strides, broadcast dims at stride 0, so views, transposes and
 expanded tensors need no copy; each is cast to the dtype the op computes in (the output's, as eager
 execution promotes; a comparison's is the widest float among its tensors, else int64). Each term's value
@@ -117,8 +118,9 @@ def strides_on(domain: tuple[int, ...], dims: tuple[int, ...] | None, shape: tup
 class _Group:
     """A group being built: `admit` takes a node's terms if they fit (Note [Fused kernels with reductions])."""
 
-    def __init__(self, segment: int) -> None:
+    def __init__(self, segment: int, device: str = "cpu") -> None:
         self.g = FusedGroup([], (), None, segment=segment)
+        self.device = device  # a CUDA group takes no max or min scatter (Note [Fused kernels on a CUDA device])
 
     def admit(self, node: Node, terms: list[Term]) -> bool:
         g = self.g
@@ -194,6 +196,8 @@ class _Group:
                 g.row_dims = t.dims
             if t.dims == g.row_dims:
                 g.space[t.out.id], g.level[t.out.id] = "row", level + 1
+            elif t.how != "sum" and self.device != "cpu":
+                return False
             else:
                 g.space[t.out.id], g.level[t.out.id] = "scatter", 1 << 30
             return True
@@ -215,9 +219,10 @@ class _Group:
         return False
 
 
-def groups(nodes: list[Node], specs: dict[str, Any]) -> list[Node | FusedGroup]:
+def groups(nodes: list[Node], specs: dict[str, Any], device: str = "cpu") -> list[Node | FusedGroup]:
     """The steps: groups of fusible nodes (Note [Fused pointwise kernels]) and the other nodes, in an order
-    that respects every dependence."""
+    that respects every dependence. `device`: where the kernels run ("cuda:N": the nodes computing there,
+    rendered by cuda_render.py)."""
     unit: dict[int, Any] = {}  # id(node) -> its _Group or the node itself
     readers: dict[int, list[Node]] = {}  # value id -> nodes (processed so far) that read it
     producer: dict[int, Node] = {}
@@ -227,7 +232,7 @@ def groups(nodes: list[Node], specs: dict[str, Any]) -> list[Node | FusedGroup]:
     for node in nodes:
         if mutates(node):
             segment += 1
-        terms = None if mutates(node) else lower(node, specs)
+        terms = None if mutates(node) else lower(node, specs, device)
         ins = node.inputs()
         chosen = None
         if terms:
@@ -254,7 +259,7 @@ def groups(nodes: list[Node], specs: dict[str, Any]) -> list[Node | FusedGroup]:
                     chosen = u
                     break
             if chosen is None:
-                fresh = _Group(segment)
+                fresh = _Group(segment, device)
                 if fresh.admit(node, terms):
                     chosen = fresh
                     built.append(fresh)

@@ -17,6 +17,10 @@ from runtime.compile.graph import Node, Value
 CTYPE = {"float32": "float", "float64": "double", "bool": "bool", "int8": "signed char", "uint8": "unsigned char",
          "int16": "short", "int32": "int", "int64": "long long"}
 FLOATS = ("float32", "float64")
+# Note [Fused kernels on a CUDA device]: the CUDA kernels (cuda_render.py) also read and store the half types,
+# computing in float (opgen::OpMath) as the per-op kernels do; the C type a term computes in, per dtype
+HALF = ("float16", "bfloat16")
+COMPUTE_CTYPE = {**CTYPE, "float16": "float", "bfloat16": "float"}
 
 
 @dataclass(eq=False)
@@ -104,8 +108,22 @@ def literal(x: Any, ctype: str) -> str:
     return f"static_cast<{ctype}>({float(x).hex()})"
 
 
-def _cpu(v: Any) -> bool:
-    return isinstance(v, Value) and str(v.device) == "cpu" and v.dtype.name in CTYPE
+def _wide(dtype: Any) -> Any:
+    """The dtype of a compound op's temporaries: float32 for the half types (the eager CUDA kernels of
+    softmax, layer norm, variance and cross entropy compute in float and round only their results)."""
+    return _DTYPES["float32"] if dtype.name in HALF else dtype
+
+
+def _cpu(v: Any, node: Node | None = None) -> bool:
+    """A tensor on the node's device (the CPU without a node) in a dtype the fused kernels there read."""
+    device = "cpu" if node is None else str(node.outputs[0].device)
+    return isinstance(v, Value) and str(v.device) == device and \
+        (v.dtype.name in CTYPE or (device != "cpu" and v.dtype.name in HALF))
+
+
+def _floats(node: Node) -> tuple[str, ...]:
+    """The floating dtypes the fused kernels of the node's device compute in and store."""
+    return FLOATS if str(node.outputs[0].device) == "cpu" else (*FLOATS, *HALF)
 
 
 _DTYPES: dict[str, Any] = {}
@@ -114,9 +132,12 @@ _DTYPES: dict[str, Any] = {}
 def _promote_dtype(values: list[Value], scalars: list[Any]) -> Any:
     """The dtype a comparison computes in: the widest float among the tensors, else a float scalar's
     float64, else int64 (exact for every integer and bool)."""
-    floats = [v.dtype for v in values if v.dtype.name in FLOATS]
+    order = ("float16", "bfloat16", *FLOATS)
+    floats = [v.dtype for v in values if v.dtype.name in order]
     if floats:
-        return max(floats, key=lambda d: FLOATS.index(d.name))
+        if {d.name for d in floats} == set(HALF):
+            return _DTYPES["float32"]  # float16 with bfloat16 promotes to float32
+        return max(floats, key=lambda d: order.index(d.name))
     if any(isinstance(s, float) for s in scalars):
         return _DTYPES["float64"]
     return _DTYPES["int64"]
@@ -134,19 +155,19 @@ def _pointwise(node: Node, spec: Any) -> list[Term] | None:
     if kind == "bool":
         if out.dtype.name != "bool":
             return None
-    elif out.dtype.name not in FLOATS:
+    elif out.dtype.name not in _floats(node):
         return None
     values: list[Value] = []
     for name in tensors:
         v = args.get(name)
-        if not _cpu(v):
+        if not _cpu(v, node):
             return None
         values.append(v)
     scalar_values = [args.get(name) for name in scalars]
     if not all(isinstance(s, bool | int | float) for s in scalar_values):
         return None
     compute = _promote_dtype(values, scalar_values) if kind == "bool" else out.dtype
-    ctype = CTYPE[compute.name]
+    ctype = COMPUTE_CTYPE[compute.name]
     index = {name: k for k, name in enumerate(tensors)}
 
     def sub(m: re.Match[str]) -> str:
@@ -178,8 +199,8 @@ def _kept(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(1 if d in dims else s for d, s in enumerate(shape))
 
 
-def _float_source(v: Any) -> bool:
-    return _cpu(v) and v.dtype.name in FLOATS and len(v.shape) > 0 and math.prod(v.shape) > 0
+def _float_source(v: Any, node: Node) -> bool:
+    return _cpu(v, node) and v.dtype.name in _floats(node) and len(v.shape) > 0 and math.prod(v.shape) > 0
 
 
 def _map(out: Value, args: tuple[Value, ...], expr: str, node: Node | None = None) -> Term:
@@ -196,7 +217,7 @@ def _reduction(node: Node) -> list[Term] | None:
     if args is None or len(node.outputs) != 1:
         return None
     src, out = args.get("self"), node.outputs[0]
-    if not _float_source(src) or out.dtype is not src.dtype or args.get("dtype") is not None:
+    if not _float_source(src, node) or out.dtype is not src.dtype or args.get("dtype") is not None:
         return None
     dims = _dims(args.get("dim"), len(src.shape))
     if dims is None:
@@ -210,9 +231,9 @@ def _reduction(node: Node) -> list[Term] | None:
         if not isinstance(correction, int | float):
             return None
         kept = _kept(src.shape, dims)
-        mean = temporary(kept, src.dtype, src.device)
-        centred = temporary(src.shape, src.dtype, src.device)
-        square = temporary(src.shape, src.dtype, src.device)
+        mean = temporary(kept, _wide(src.dtype), src.device)
+        centred = temporary(src.shape, _wide(src.dtype), src.device)
+        square = temporary(src.shape, _wide(src.dtype), src.device)
         return [_reduce(mean, src, "sum", dims, float(_count(src.shape, dims))),
                 _map(centred, (src, mean), "({0} - {1})"), _map(square, (centred,), "({0} * {0})"),
                 _reduce(out, square, "sum", dims, max(float(_count(src.shape, dims)) - correction, 0.0), node)]
@@ -224,20 +245,20 @@ def _softmax(node: Node, log: bool) -> list[Term] | None:
     if args is None or len(node.outputs) != 1:
         return None
     src, out = args.get("self"), node.outputs[0]
-    if not _float_source(src) or out.dtype is not src.dtype or args.get("dtype") is not None:
+    if not _float_source(src, node) or out.dtype is not src.dtype or args.get("dtype") is not None:
         return None
     dims = _dims(args.get("dim"), len(src.shape))
     if dims is None:
         return None
     kept = _kept(src.shape, dims)
-    peak = temporary(kept, src.dtype, src.device)
-    shifted = temporary(src.shape, src.dtype, src.device)
-    exps = temporary(src.shape, src.dtype, src.device)
-    total = temporary(kept, src.dtype, src.device)
+    peak = temporary(kept, _wide(src.dtype), src.device)
+    shifted = temporary(src.shape, _wide(src.dtype), src.device)
+    exps = temporary(src.shape, _wide(src.dtype), src.device)
+    total = temporary(kept, _wide(src.dtype), src.device)
     terms = [_reduce(peak, src, "max", dims), _map(shifted, (src, peak), "({0} - {1})"),
              _map(exps, (shifted,), "op_exp({0})"), _reduce(total, exps, "sum", dims)]
     if log:
-        log_total = temporary(kept, src.dtype, src.device)
+        log_total = temporary(kept, _wide(src.dtype), src.device)
         return [*terms, _map(log_total, (total,), "op_log({0})"), _map(out, (shifted, log_total), "({0} - {1})", node)]
     return [*terms, _map(out, (exps, total), "({0} / {1})", node)]
 
@@ -247,7 +268,7 @@ def _layer_norm(node: Node) -> list[Term] | None:
     if args is None or len(node.outputs) not in (1, 3):
         return None
     src, shape, weight, bias, eps = (args.get(k) for k in ("input", "normalized_shape", "weight", "bias", "eps"))
-    if not _float_source(src):
+    if not _float_source(src, node):
         return None
     if len(node.outputs) == 3:
         out, mean_out, rstd_out = node.outputs
@@ -255,33 +276,33 @@ def _layer_norm(node: Node) -> list[Term] | None:
         out = node.outputs[0]
         kept_shape = tuple(1 if d >= len(src.shape) - len(shape) else s for d, s in enumerate(src.shape)) \
             if isinstance(shape, list | tuple) else ()
-        mean_out, rstd_out = (temporary(kept_shape, src.dtype, src.device) for _ in range(2))
-    if not _float_source(src) or not isinstance(shape, list | tuple) or not isinstance(eps, int | float) \
+        mean_out, rstd_out = (temporary(kept_shape, _wide(src.dtype), src.device) for _ in range(2))
+    if not _float_source(src, node) or not isinstance(shape, list | tuple) or not isinstance(eps, int | float) \
             or any(v.dtype is not src.dtype for v in node.outputs):
         return None
     k = len(shape)
     if k == 0 or k > len(src.shape) or tuple(src.shape[-k:]) != tuple(shape):
         return None
     for p in (weight, bias):
-        if p is not None and (not _cpu(p) or p.dtype is not src.dtype or tuple(p.shape) != tuple(shape)):
+        if p is not None and (not _cpu(p, node) or p.dtype is not src.dtype or tuple(p.shape) != tuple(shape)):
             return None
     dims = tuple(range(len(src.shape) - k, len(src.shape)))
     n = float(_count(src.shape, dims))
     kept = _kept(src.shape, dims)
     if tuple(mean_out.shape) != kept or tuple(rstd_out.shape) != kept:
         return None
-    centred = temporary(src.shape, src.dtype, src.device)
-    square = temporary(src.shape, src.dtype, src.device)
-    var = temporary(kept, src.dtype, src.device)
+    centred = temporary(src.shape, _wide(src.dtype), src.device)
+    square = temporary(src.shape, _wide(src.dtype), src.device)
+    var = temporary(kept, _wide(src.dtype), src.device)
     terms = [_reduce(mean_out, src, "sum", dims, n, node), _map(centred, (src, mean_out), "({0} - {1})"),
              _map(square, (centred,), "({0} * {0})"), _reduce(var, square, "sum", dims, n),
-             _map(rstd_out, (var,), "op_rsqrt(({0} + " + literal(eps, CTYPE[src.dtype.name]) + "))", node)]
+             _map(rstd_out, (var,), "op_rsqrt(({0} + " + literal(eps, COMPUTE_CTYPE[src.dtype.name]) + "))", node)]
     result = [(weight, "({0} * {1})"), (bias, "({0} + {1})")]
-    last = temporary(src.shape, src.dtype, src.device) if weight is not None or bias is not None else out
+    last = temporary(src.shape, _wide(src.dtype), src.device) if weight is not None or bias is not None else out
     terms.append(_map(last, (centred, rstd_out), "({0} * {1})", node if last is out else None))
     steps = [(p, e) for p, e in result if p is not None]
     for i, (p, e) in enumerate(steps):
-        nxt = out if i == len(steps) - 1 else temporary(src.shape, src.dtype, src.device)
+        nxt = out if i == len(steps) - 1 else temporary(src.shape, _wide(src.dtype), src.device)
         terms.append(_map(nxt, (last, p), e, node if nxt is out else None))
         last = nxt
     return terms
@@ -295,18 +316,18 @@ def _cross_entropy(node: Node) -> list[Term] | None:
     src, target, weight, reduction, ignore = (args.get(k) for k in
                                               ("self", "target", "weight", "reduction", "ignore_index"))
     out = node.outputs[0]
-    if not _float_source(src) or len(src.shape) != 2 or weight is not None or out.dtype is not src.dtype \
-            or not _cpu(target) or target.dtype.name != "int64" or tuple(target.shape) != src.shape[:1] \
+    if not _float_source(src, node) or len(src.shape) != 2 or weight is not None or out.dtype is not src.dtype \
+            or not _cpu(target, node) or target.dtype.name != "int64" or tuple(target.shape) != src.shape[:1] \
             or reduction not in ("mean", "sum", "none") or not isinstance(ignore, int):
         return None
     dims = (1,)
     kept = (src.shape[0], 1)
     dt, dev = src.dtype, src.device
     rows = src.shape[:1]
-    peak, shifted, exps, total, lse, picked, loss = (temporary(s, dt, dev) for s in
+    peak, shifted, exps, total, lse, picked, loss = (temporary(s, _wide(dt), dev) for s in
                                                      (kept, src.shape, src.shape, kept, kept, rows, rows))
-    valid = temporary(rows, dt, dev)
-    ct = CTYPE[dt.name]
+    valid = temporary(rows, _wide(dt), dev)
+    ct = COMPUTE_CTYPE[dt.name]
     terms = [_reduce(peak, src, "max", dims), _map(shifted, (src, peak), "({0} - {1})"),
              _map(exps, (shifted,), "op_exp({0})"), _reduce(total, exps, "sum", dims),
              _map(lse, (peak, total), "({0} + op_log({1}))"),
@@ -320,10 +341,10 @@ def _cross_entropy(node: Node) -> list[Term] | None:
         if tuple(out.shape) != src.shape[:1]:
             return None
         return [*terms, Term("map", out, (loss,), "{0}", dt, node=node)]
-    summed = temporary((), dt, dev)
+    summed = temporary((), _wide(dt), dev)
     if reduction == "sum":
         return [*terms, _reduce(out, loss, "sum", (0,), node=node)]
-    count = temporary((), dt, dev)
+    count = temporary((), _wide(dt), dev)
     return [*terms, _reduce(summed, loss, "sum", (0,)), _reduce(count, valid, "sum", (0,)),
             _map(out, (summed, count), "({0} / {1})", node)]
 
@@ -331,7 +352,8 @@ def _cross_entropy(node: Node) -> list[Term] | None:
 def _to_copy(node: Node) -> list[Term] | None:
     args = bound(node)
     out = node.outputs[0] if len(node.outputs) == 1 else None
-    if args is None or out is None or not _cpu(args.get("self")) or out.dtype.name not in (*FLOATS, "bool"):
+    if args is None or out is None or not _cpu(args.get("self"), node) \
+            or out.dtype.name not in (*_floats(node), "bool"):
         return None
     if any(args.get(k) not in (None, False) for k in ("layout", "device", "pin_memory", "non_blocking")) \
             or args.get("memory_format") is not None:
@@ -347,7 +369,7 @@ def _slice_backward(node: Node) -> list[Term] | None:
     if args is None or out is None:
         return None
     grad, dim, start, end, step = (args.get(k) for k in ("grad_output", "dim", "start", "end", "step"))
-    if not _float_source(grad) or out.dtype is not grad.dtype or not isinstance(dim, int) \
+    if not _float_source(grad, node) or out.dtype is not grad.dtype or not isinstance(dim, int) \
             or not isinstance(step, int) or step < 1 or len(out.shape) != len(grad.shape):
         return None
     dim %= len(out.shape)
@@ -366,12 +388,12 @@ COMPOUND = {"softmax.int": lambda n: _softmax(n, False), "log_softmax.int": lamb
                                              "var.correction")}}
 
 
-def lower(node: Node, specs: dict[str, Any]) -> list[Term] | None:
-    """The node's terms, or None when no fused kernel can compute it."""
+def lower(node: Node, specs: dict[str, Any], device: str = "cpu") -> list[Term] | None:
+    """The node's terms, or None when no fused kernel on `device` ("cpu" or "cuda:N") can compute it."""
     if not _DTYPES:
         from runtime.dtypes import ALL_DTYPES
         _DTYPES.update({d.name: d for d in ALL_DTYPES})
-    if any(not _cpu(v) for v in node.outputs):
+    if not node.outputs or str(node.outputs[0].device) != device or any(not _cpu(v, node) for v in node.outputs):
         return None
     spec = specs.get(node.name)
     if spec is not None:

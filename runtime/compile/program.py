@@ -70,7 +70,7 @@ class Program:
     def _build(self) -> None:
         later = self._used_after()
         if self.device is not None:
-            self.cuda = CudaKernels(self.fused, later, fusion_specs(), self.device)
+            self.cuda = CudaKernels(self.fused, later, self.device)
             for group in self.fused:
                 self._runners[id(group)] = (cuda_group_runner(group, self.cuda), False)
             return

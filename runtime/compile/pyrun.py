@@ -65,8 +65,8 @@ def _same_layout(group: FusedGroup, arrays: tuple[np.ndarray, ...]) -> bool:
 
 
 def cuda_group_runner(group: FusedGroup, cuda: Any) -> Any:
-    """A function of a CUDA group's input tensors returning its output tensors, its reduction's last
-    (cuda_fusion.CudaKernels; the operators where its kernels refuse the inputs)."""
+    """A function of a CUDA group's input tensors returning its output tensors (cuda_fusion.CudaKernels;
+    the operators where its kernels refuse the inputs)."""
     outs = [v.id for v in cuda_outputs(group)]
 
     def run(*tensors: Tensor) -> list[Tensor]:
@@ -80,10 +80,8 @@ def cuda_group_runner(group: FusedGroup, cuda: Any) -> Any:
 
 
 def cuda_outputs(group: FusedGroup) -> list[Value]:
-    """The values a CUDA group stores: its members' values read later, then its reduction's result."""
-    red = group.reduction
-    return [v for v in group.outputs if red is None or v.id != red.outputs[0].id] + \
-        ([red.outputs[0]] if red is not None else [])
+    """The values a CUDA group stores: its values read later (cuda_render.py)."""
+    return list(group.outputs)
 
 
 def _call(node: Node, env: dict[int, Any]) -> None:

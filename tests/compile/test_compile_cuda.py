@@ -112,7 +112,7 @@ def test_sums_and_means_of_an_expression_fuse_as_epilogues(reduction: str) -> No
             close(run(c, x, b), f(x, b), 1e-4)
     (program,) = c.programs
     (group,) = program.fused
-    assert group.reduction is not None and len(group.outputs) == 1
+    assert group.reduction is not None and len(group.outputs) == 2  # the reduction and e * 3
 
 
 @pytest.mark.parametrize("dtype", [G.float64, G.float16, G.bfloat16])
@@ -229,16 +229,23 @@ def test_every_op_with_a_float_kernel_agrees_inside_one_fused_kernel() -> None:
 
 
 UNARY = ["exp", "tanh", "sigmoid", "relu", "abs", "neg", "sin", "log1p"]
+TAILS: dict[str, Any] = {
+    "none": None, "sum_last": lambda y: y.sum(-1), "mean_first": lambda y: y.mean(0), "all": lambda y: y.sum(),
+    "amax_last": lambda y: G.amax(y, -1), "softmax_last": lambda y: G.softmax(y, -1) * 2,
+    "log_softmax_first": lambda y: G.log_softmax(y, 0), "var_last": lambda y: G.var(y, -1, correction=0),
+    "layer_norm": lambda y: G.nn.functional.layer_norm(y, (y.shape[-1],))}
 
 
-@settings(max_examples=6, deadline=None, derandomize=True)  # the same graphs every run: their kernels stay cached
+@settings(max_examples=10, deadline=None, derandomize=True)  # the same graphs every run: their kernels stay cached
 @given(ops=st.lists(st.tuples(st.sampled_from(UNARY + ["add", "mul", "sub"]), st.floats(-2, 2)), min_size=2,
                     max_size=6),
        rows=st.integers(1, 5), cols=st.integers(1, 40), broadcast=st.booleans(), transposed=st.booleans(),
-       dtype=st.sampled_from([G.float32, G.float64]))
+       dtype=st.sampled_from([G.float32, G.float64]), tail=st.sampled_from(list(TAILS)))
 def test_random_pointwise_graphs_agree_with_eager(ops: list[tuple[str, float]], rows: int, cols: int,
-                                                  broadcast: bool, transposed: bool, dtype: G.dtype) -> None:
-    def f(x: G.Tensor, b: G.Tensor) -> G.Tensor:
+                                                  broadcast: bool, transposed: bool, dtype: G.dtype,
+                                                  tail: str) -> None:
+    """Random pointwise chains, and the same closed by a reduction (Note [Fused kernels on a CUDA device])."""
+    def chain(x: G.Tensor, b: G.Tensor) -> G.Tensor:
         y = x
         for name, c in ops:
             if name == "add":
@@ -250,6 +257,10 @@ def test_random_pointwise_graphs_agree_with_eager(ops: list[tuple[str, float]], 
             else:
                 y = getattr(G, name)(y.abs() if name == "log1p" else y)
         return y
+
+    def f(x: G.Tensor, b: G.Tensor) -> Any:
+        y = chain(x, b)
+        return (y, TAILS[tail](y)) if tail != "none" else y
 
     x = G.randn(cols, rows, device="cuda", dtype=dtype).t() if transposed else \
         G.randn(rows, cols, device="cuda", dtype=dtype)

@@ -1,19 +1,20 @@
-"""G.compile's fused CUDA kernels without a GPU: NVRTC compiles every source runtime/compile/cuda_fusion.py
+"""G.compile's fused CUDA kernels without a GPU: NVRTC compiles every source runtime/compile/cuda_render.py
 renders, for float32, float64, float16 and bfloat16, to a cubin for sm_90 with no error and no warning, and
-every kernel the source declares is in the cubin (Note [Fused CUDA kernels]).
+every kernel the source declares is in the cubin (Note [Fused kernels on a CUDA device]).
 
-The groups come from graphs captured on the CPU: a CUDA graph forms the same groups (fusion.groups with the
-device), and the source holds no shape or stride, so it is the source the same graph makes on a device.
-One more group chains every op whose per-op CUDA kernel maps the dtype to itself, so that every spec's C++
-is compiled inside a fused kernel, for float32 and float64 (float16 and bfloat16 compute in float: their
-kernels differ from float32's only in the loads, stores and casts, which the sample graphs compile). Never
-skipped: NVRTC is part of the `dev` install, as in tests/cuda/test_nvrtc_compiles_every_kernel.py, whose
+The groups come from graphs captured on the CPU and moved to a CUDA device (every value's device, and its
+dtype where it is float32, rewritten): fusion.groups with that device forms the groups a CUDA graph forms, so
+the sources are those the same graphs make on a device: pointwise chains, and reductions with prologues and
+epilogues (softmax, log-softmax, layer norm, cross entropy, variance, sums, means, amax), forward and
+backward. One more group chains every op whose per-op CUDA kernel maps the dtype to itself, so that every
+spec's C++ is compiled inside a fused kernel, for float32 and float64 (float16 and bfloat16 compute in float:
+their kernels differ from float32's only in the loads, stores and casts, which the sample graphs compile).
+Never skipped: NVRTC is part of the `dev` install, as in tests/cuda/test_nvrtc_compiles_every_kernel.py, whose
 records of clean compiles this test shares.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import types
 from collections.abc import Callable
@@ -37,6 +38,7 @@ from tests.cuda.test_nvrtc_compiles_every_kernel import _read_record, _record_pa
 ENTRY = re.compile(r'extern "C" __global__ void (\w+)\(')
 CUBIN_ENTRY = re.compile(rb"\.text\.(\w+)\x00")
 DTYPES = {"float32": G.float32, "float64": G.float64, "float16": G.float16, "bfloat16": G.bfloat16}
+CUDA = "cuda:0"
 
 
 def gelu_residual(x: G.Tensor) -> G.Tensor:
@@ -58,40 +60,75 @@ def with_matmul(x: G.Tensor, w: G.Tensor, b: G.Tensor) -> G.Tensor:
     return G.softmax(h * 0.5 + 1, -1) * 3 - h
 
 
-def _groups(graph: Graph, results: dict[int, Any]) -> tuple[Program, list[Node | FusedGroup]]:
+def reductions(x: G.Tensor, b: G.Tensor, t: G.Tensor) -> Any:
+    F = G.nn.functional
+    return (F.softmax(x * 2 + b, -1), F.log_softmax(x, 0), F.layer_norm(x, (8,), b, b * 2),
+            F.cross_entropy(x - b, t), G.var(G.exp(x), 1), G.amax(G.tanh(x), 1), (x * b).sum(0))
+
+
+def _to_device(graph: Graph, dtype: Any) -> None:
+    """Every value of the graph on the CUDA device, float32 ones of `dtype` (the graph the same function
+    captures there)."""
+    device = G.device(CUDA)
+    values = {id(v): v for v in [*graph.inputs, *graph.externals(), *(v for n in graph.nodes for v in n.outputs)]}
+    for n in graph.nodes:
+        values.update({id(v): v for v in n.inputs()})
+    for v in values.values():
+        v.device = device
+        if v.dtype is G.float32:
+            v.dtype = dtype
+
+
+def _groups(graph: Graph, results: dict[int, Any], dtype: Any) -> tuple[Program, list[Node | FusedGroup]]:
     program = Program(graph, results, False)  # the passes, not the CPU kernels
-    steps = cuda_fusion.cuda_groups(program.graph.nodes, fusion_specs(), "cpu")
+    _to_device(program.graph, dtype)
+    steps = cuda_fusion.cuda_groups(program.graph.nodes, fusion_specs(), CUDA)
     return program, steps
 
 
-def captured_groups() -> list[tuple[list[FusedGroup], dict[int, set[int]]]]:
-    """(groups, the values each stores) of the sample graphs, forward and (for a training one) backward."""
+def _stored(program: Program, steps: list[Node | FusedGroup]) -> dict[int, set[int]]:
+    return Program._used_after(types.SimpleNamespace(graph=program.graph, steps=steps))  # type: ignore[arg-type]
+
+
+def captured_groups(dtype: Any) -> list[tuple[list[FusedGroup], dict[int, set[int]]]]:
+    """(groups, the values each stores) of the sample graphs on the device in `dtype`, forward and (for
+    the training ones) backward."""
     x, b, w = G.randn(6, 8), G.randn(8), G.randn(8, 8)
+    t = G.randint(0, 8, (6,))
     graphs: list[tuple[Graph, dict[int, Any]]] = []
     cases: list[tuple[Callable[..., Any], tuple[Any, ...]]] = [
-        (gelu_residual, (x,)), (broadcasting, (x, b)), (epilogues, (x, b)), (with_matmul, (x, w, b))]
+        (gelu_residual, (x,)), (broadcasting, (x, b)), (epilogues, (x, b)), (with_matmul, (x, w, b)),
+        (reductions, (x, b, t))]
     for fn, args in cases:
         graph, _, results = capture(fn, args, {})
         graphs.append((graph, results))
     wp = G.randn(8, 8, requires_grad=True)
-    joint = capture_joint(lambda x: gelu_residual(x @ wp).sum(), (x,), {})
-    graphs += [(joint.forward, joint.results), (joint.backward, joint.results)]
+    bp = G.randn(8, requires_grad=True)
+    def sliced(x: G.Tensor) -> G.Tensor:
+        h = x @ wp
+        return gelu_residual(h).sum() + (G.tanh(h[:, 1:7:2]) * h[:, :3]).sum()
+
+    losses = [sliced,
+              lambda x: sum(r.float().sum() * 0.5 for r in reductions(x @ wp, bp, t))]
+    for loss in losses:
+        with G.enable_grad():  # (the fixture captures the forward graphs without autograd)
+            joint = capture_joint(loss, (x,), {})
+        graphs += [(joint.forward, joint.results), (joint.backward, joint.results)]
     out = []
     for graph, results in graphs:
-        program, steps = _groups(graph, results)
-        later = Program._used_after(types.SimpleNamespace(graph=program.graph, steps=steps))
-        out.append(([s for s in steps if isinstance(s, FusedGroup)], later))
+        program, steps = _groups(graph, results, dtype)
+        out.append(([s for s in steps if isinstance(s, FusedGroup)], _stored(program, steps)))
     return out
 
 
-def every_op_group(dtype: Any) -> tuple[FusedGroup, set[int]]:
-    """One group chaining every op whose per-op CUDA kernel maps `dtype` to `dtype` (and has no condition
+def every_op_group(dtype: Any) -> tuple[list[FusedGroup], dict[int, set[int]]]:
+    """The group chaining every op whose per-op CUDA kernel maps `dtype` to `dtype` (and has no condition
     operand): each reads the previous value and the input, its scalars 0.5; every value is stored."""
     import generated._cuda_kernels as kernels
 
     by_name = {k.name: k for k in vars(kernels).values() if isinstance(k, PointwiseKernel)}
     graph = Graph()
-    x = graph.new_value((4,), (1,), dtype, "cpu")
+    x = graph.new_value((4,), (1,), dtype, G.device(CUDA))
     graph.inputs.append(x)
     prev, nodes = x, []
     for name, (tensors, scalars, _, _) in sorted(fusion_specs().items()):
@@ -103,45 +140,56 @@ def every_op_group(dtype: Any) -> tuple[FusedGroup, set[int]]:
                  str(op.schema).split("(", 1)[1].rsplit(") ->", 1)[0].split(",") if p.strip() not in ("", "*")]
         args = tuple(prev if a == tensors[0] else x if a in tensors else 0.5 if a in scalars else None for a in names)
         node = Node(op, args, ())
-        node.outputs = (graph.new_value((4,), (1,), dtype, "cpu", producer=node),)
+        node.outputs = (graph.new_value((4,), (1,), dtype, G.device(CUDA), producer=node),)
         nodes.append(node)
         prev = node.outputs[0]
-    graph.nodes = nodes
-    group = FusedGroup(nodes, (4,), dtype)
     assert len(nodes) > 40, "the per-op kernel table should hold most pointwise ops"
-    return group, {v.id for n in nodes for v in n.outputs}
+    fused = [s for s in cuda_fusion.cuda_groups(nodes, fusion_specs(), CUDA) if isinstance(s, FusedGroup)]
+    assert sum(len(g.nodes) for g in fused) == len(nodes)
+    return fused, {id(g): {v.id for n in nodes for v in n.outputs} for g in fused}
 
 
 @pytest.fixture(scope="module")
-def samples() -> list[tuple[list[FusedGroup], dict[int, set[int]]]]:
+def samples() -> dict[str, list[tuple[list[FusedGroup], dict[int, set[int]]]]]:
     with G.no_grad():
-        return captured_groups()
+        return {name: captured_groups(dtype) for name, dtype in DTYPES.items()}
 
 
 def test_the_sample_graphs_form_fused_groups_with_reductions(samples: Any) -> None:
-    fused = [g for groups, _ in samples for g in groups]
-    assert len(fused) >= 7
-    assert {g.reduction.name for g in fused if g.reduction is not None} >= {"sum.dim_IntList", "mean", "mean.dim"}
+    fused = [g for groups, _ in samples["float32"] for g in groups]
+    assert len(fused) >= 10
+    in_groups = {n.name for g in fused for n in g.nodes}
+    assert {"softmax.int", "log_softmax.int", "_cross_entropy_indices", "var.correction", "amax", "sum.dim_IntList",
+            "mean", "mean.dim"} <= in_groups
+    assert "native_layer_norm" in in_groups or "layer_norm" in in_groups
+    assert sum(1 for g in fused if g.row_dims is not None) >= 6
+    backward = [g for groups, _ in samples["float32"][-3::2] for g in groups]  # the two backward graphs
+    assert {"slice_backward", "_softmax_backward_data", "_log_softmax_backward_data"} & \
+        {n.name for g in backward for n in g.nodes} and any(g.row_dims is not None for g in backward)
+    half = [g for groups, _ in samples["float16"] for g in groups]
+    assert [[n.name for n in g.nodes] for g in half] == [[n.name for n in g.nodes] for g in fused]
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES))
 def test_nvrtc_compiles_every_fused_source(samples: Any, dtype: str) -> None:
     groups: list[FusedGroup] = []
     later: dict[int, set[int]] = {}
-    for sample, stored in samples:
-        for g in sample:
-            copy = dataclasses.replace(g, dtype=DTYPES[dtype])
-            groups.append(copy)
-            later[id(copy)] = stored[id(g)]
+    for sample, stored in samples[dtype]:
+        groups += sample
+        later.update(stored)
     if dtype in ("float32", "float64"):  # the half types compute in float: the same instances of the specs
         every, stored_every = every_op_group(DTYPES[dtype])
-        groups.append(every)
-        later[id(every)] = stored_every
-    source = cuda_fusion.render(groups, later, fusion_specs())
-    assert all(f"namespace {g.entry} " in source for g in groups)
+        groups += every
+        later.update(stored_every)
+    source, plans = cuda_fusion.render(groups, later)
+    assert all(plans[id(g)] is not None and f"namespace {g.entry} " in source for g in groups)
     declared = set(ENTRY.findall(source))
-    # per group: contig and strided, 32 and 64-bit; a reduction: rows and partial of each, and one finish
-    assert len(declared) == sum(9 if g.reduction is not None else 4 for g in groups)
+    # per group: a rows kernel (32 and 64-bit index) and a finish kernel where it has totals or scatters,
+    # else contig (not with a window) and strided, 32 and 64-bit
+    assert len(declared) == sum((2 + plans[id(g)].finish) if plans[id(g)].rows else 2 if plans[id(g)].windows
+                                else 4 for g in groups)
+    assert any(plans[id(g)].finish for g in groups) and any(plans[id(g)].gather for g in groups)
+    assert any(plans[id(g)].windows for g in groups)
     # Note [Compile check cache] (tests/cuda/test_nvrtc_compiles_every_kernel.py): a source recorded clean by
     # an earlier run is not compiled again
     job = (f"fused_{dtype}.cu", source, FAST)
@@ -159,13 +207,12 @@ def test_nvrtc_compiles_every_fused_source(samples: Any, dtype: str) -> None:
             _write_record(record, entries)
     assert declared <= set(entries)
 
+
 def test_a_source_depends_on_the_ops_not_on_shapes_or_layouts() -> None:
     def source(*args: G.Tensor) -> str:
         graph, _, results = capture(broadcasting, args, {})
-        program, steps = _groups(graph, results)
-        fused = [s for s in steps if isinstance(s, FusedGroup)]
-        return cuda_fusion.render(fused, Program._used_after(types.SimpleNamespace(graph=program.graph, steps=steps)),
-                                  fusion_specs())
+        program, steps = _groups(graph, results, args[0].dtype)
+        return cuda_fusion.render([s for s in steps if isinstance(s, FusedGroup)], _stored(program, steps))[0]
 
     with G.no_grad():
         a = source(G.randn(6, 8), G.randn(8))
