@@ -78,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import generated as G
     torch = torch_one_thread()
+    from runtime.kernels import conv_pool_cpp
+    print("C++ conv/pool kernels:", conv_pool_cpp.wait())
     if torch is None:
         return 0
     print(f"{'layer (fwd+bwd, batch 64)':<28} {'opgen ms':>9} {'torch ms':>9} {'ratio':>6}  range")

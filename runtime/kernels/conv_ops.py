@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from runtime import dtypes
+from runtime.kernels import conv_pool_cpp
 from runtime.kernels._xp import as_tuple, strided_view, wrap, xp_of
 from runtime.tensor import Tensor
 from runtime.threads import one_blas_thread
@@ -149,6 +150,10 @@ def unfold_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequen
     """The (N, C*kh*kw, OH*OW) columns of x (N, C, H, W) (im2col): Note [Convolution column layout]. One copy
     of a strided window view, a new array or, `in_scratch`, in scratch slot COLS; `x` may have any strides."""
     n, c = x.shape[:2]
+    if not in_scratch:  # Note [Compiled convolution and pooling kernels]
+        cols = conv_pool_cpp.im2col(x, kernel, st, pad, dil, oh, ow, False, lambda shape: np.empty(shape, x.dtype))
+        if cols is not None:
+            return cols
     view = windows(padded(x, pad), kernel, dil, st, oh, ow)
     cols = _scratch_copy(COLS, view) if in_scratch else copied(view)
     return cols.reshape(n, c * kernel[0] * kernel[1], oh * ow)
@@ -321,6 +326,14 @@ def _convolve(x: Any, w: Any, st: Sequence[int], pad: Sequence[int], dil: Sequen
     o, _, kh, kw = w.shape
     oh, ow = out_size(x.shape, (kh, kw), dil, pad, st)
     wm = w.reshape(o, -1)
+    batch = _batch_gemm(x)
+    cols = _cpp_columns(x, (kh, kw), st, pad, dil, oh, ow, batch) if w.size else None
+    if cols is not None:  # Note [Compiled convolution and pooling kernels]
+        if batch:  # (O, N*L): one GEMM over the batch, then into NCHW order
+            cols = cols.reshape(c * kh * kw, n * oh * ow)
+            out = _product(wm, cols) if groups == 1 else _times_weight(wm, cols, groups)
+            return copied(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
+        return _times_weight(wm, cols, groups).reshape(n, o, oh, ow)
     wp = x.shape[3] + 2 * pad[1]
     # Wide rows save the copy's short inner loops (OW long) but pay for their junk columns in the GEMM and
     # in a cropping copy: taken for short rows (OW <= 16) with at most 1/8 of junk, before channels last
@@ -342,6 +355,20 @@ def _convolve(x: Any, w: Any, st: Sequence[int], pad: Sequence[int], dil: Sequen
         return _nchw(_product(cols, wl) if _batch_gemm(x) else cols.reshape(n, oh * ow, -1) @ wl, n, oh, ow)
     cols = unfold_columns(x, (kh, kw), st, pad, dil, oh, ow, in_scratch=True)
     return _times_weight(wm, cols, groups).reshape(n, o, oh, ow)
+
+
+def _cpp_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int], dil: Sequence[int], oh: int,
+                 ow: int, channel_major: bool) -> Any:
+    """The columns of x made in C++ in scratch slot COLS, (N, C*kh*kw, L) or with `channel_major`
+    (C*kh*kw, N, L); None where the C++ kernels cannot (Note [Compiled convolution and pooling kernels])."""
+    return conv_pool_cpp.im2col(x, kernel, st, pad, dil, oh, ow, channel_major,
+                                lambda shape: _scratch(COLS, shape, x.dtype, x))
+
+
+def _grad_rows(g: Any) -> Any:
+    """The output gradient (N, O, OH, OW) as an (O, N*OH*OW) matrix, in scratch slot PAD."""
+    n, o, oh, ow = g.shape
+    return _scratch_copy(PAD, g.transpose(1, 0, 2, 3)).reshape(o, n * oh * ow)
 
 
 def _grad_matrices(grad_output: Tensor, wp: int | None = None) -> Any:
@@ -404,6 +431,17 @@ def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequ
         raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
                            f"input size {[n, c, h, w_]} and weight of size {list(wt.shape)} (groups={groups})")
     wm = wt.reshape(o, -1)
+    g = grad_output._data
+    if g.size and wt.size and g.dtype == wt.dtype and conv_pool_cpp.can_add(wt.dtype):
+        # Note [Compiled convolution and pooling kernels]: the column gradient, folded by col2im in C++
+        batch = _batch_gemm(wt)
+        if batch:  # (C*kh*kw, N*L), one GEMM over the batch
+            gcols = _times_weight_t(wm, _grad_rows(g)[None], groups)[0].reshape(-1, n, oh * ow)
+        else:
+            gcols = _times_weight_t(wm, g.reshape(n, o, oh * ow), groups)
+        out = conv_pool_cpp.col2im(gcols, (n, c, h, w_), (kh, kw), st, pad, dil, oh, ow, batch)
+        if out is not None:
+            return wrap(out, wt, weight._dtype)
     xp = xp_of(wt)
     hp, wp = h + 2 * pad[0], w_ + 2 * pad[1]
     finite = st == (1, 1) and n and bool(xp.isfinite(wt).all())
@@ -448,6 +486,20 @@ def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Seq
     if tuple(grad_output.shape) != (n, o, oh, ow):
         raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
                            f"the output size {[n, o, oh, ow]}")
+    batch = _batch_gemm(x)
+    g = grad_output._data
+    cols = _cpp_columns(x, (kh, kw), st, pad, dil, oh, ow, batch) if o and g.dtype == x.dtype else None
+    if cols is not None:  # Note [Compiled convolution and pooling kernels]
+        if batch:  # g (O, N*L) @ columns^T (N*L, C*kh*kw): one GEMM over the batch
+            rows = _grad_rows(g)
+            cols = cols.reshape(-1, n * oh * ow)
+            if groups == 1:
+                gw = rows @ cols.T
+            else:
+                gw = (_grouped(rows, groups) @ _grouped(cols, groups).transpose(0, 2, 1)).reshape(o, -1)
+        else:
+            gw = _outer_sum(g.reshape(n, o, oh * ow), cols, groups)
+        return wrap(gw.reshape(o, cg, kh, kw), x, input._dtype)
     if _channels_last(c, kw, groups) and x.size:  # Note [Channels-last convolution columns]
         cols = _columns_last(x, (kh, kw), st, pad, dil, oh, ow)
         g = _grad_matrices(grad_output)

@@ -11,7 +11,7 @@ import numpy as np
 
 from runtime import dtypes
 from runtime import strides as S
-from runtime.kernels import conv_ops
+from runtime.kernels import conv_ops, conv_pool_cpp
 from runtime.kernels._xp import as_tuple, scatter_add_at, wrap, xp_of
 from runtime.kernels.checks import check_weight_dtype
 from runtime.random import _engine
@@ -270,6 +270,9 @@ def col2im(self: Tensor, output_size: Sequence[int], kernel_size: Sequence[int],
         raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={dil}, padding={pad}, stride={st}, "
                            f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
                            f"{oh} * {ow} = {oh * ow}, but got input.size(2)={length}.")
+    folded = conv_pool_cpp.col2im(cols, (n, c, *size), k, st, pad, dil, oh, ow, False) if ckk else None
+    if folded is not None:  # Note [Compiled convolution and pooling kernels]
+        return wrap(folded if batched else folded[0], a, self._dtype)
     out = xp.zeros((n, c, size[0] + 2 * pad[0], size[1] + 2 * pad[1]), dtype=cols.dtype)
     conv_ops.fold_add(out, cols.reshape(n, c, k[0], k[1], oh, ow), k, dil, st)
     out = out[:, :, pad[0]:pad[0] + size[0], pad[1]:pad[1] + size[1]]
@@ -321,6 +324,9 @@ def max_pool2d_with_indices(self: Tensor, kernel_size: Sequence[int], stride: Se
     """Max over each window; indices are flat positions h * W + w in the (unpadded) input plane."""
     k, st, pad, dil, oh, ow = _pool_args(self, kernel_size, stride, padding, dilation, ceil_mode)
     a = self._data
+    compiled = conv_pool_cpp.max_pool(a, k, st, pad, dil, oh, ow)
+    if compiled is not None:  # Note [Compiled convolution and pooling kernels]
+        return wrap(compiled[0], a, self._dtype), wrap(compiled[1], a, dtypes.int64)
     xp = xp_of(a)
     h, w = a.shape[-2:]
     if st == k and dil == (1, 1) and pad == (0, 0) and oh * k[0] <= h and ow * k[1] <= w and a.size:
@@ -352,13 +358,14 @@ def max_pool2d_with_indices(self: Tensor, kernel_size: Sequence[int], stride: Se
     for pos in range(last - (0 if edged else 1), -1, -1):
         v = views[pos]
         hit = v == best
-        if nan:
-            hit |= v != v
         if edged:
             i, j = divmod(pos, k[1])
             y, z = rows + i * dil[0], cols + j * dil[1]
             hit &= ((y >= 0) & (y < h)) & ((z >= 0) & (z < w))
         xp.copyto(r, pos, where=hit)
+    if nan:  # a NaN wins its window, the last NaN of it as in PyTorch (the padding holds none)
+        for pos, v in enumerate(views):
+            xp.copyto(r, pos, where=v != v)
     offsets = xp.asarray([i * dil[0] * w + j * dil[1] for i in range(k[0]) for j in range(k[1])], dtype=np.int64)
     flat = offsets.take(r)
     flat += rows * w + cols
@@ -427,6 +434,9 @@ def max_pool2d_with_indices_backward(grad_output: Tensor, self: Tensor, kernel_s
     xp = xp_of(g)
     h, w = self.shape[-2:]
     planes = g.size // (oh * ow) if g.size else 0
+    compiled = conv_pool_cpp.max_pool_backward(g, idx, planes, h * w) if planes else None
+    if compiled is not None:  # Note [Compiled convolution and pooling kernels]
+        return wrap(compiled.reshape(self.shape), g, grad_output._dtype)
     flat = idx.reshape(planes, oh * ow) + xp.arange(0, planes * h * w, h * w).reshape(planes, 1)
     dt = g.dtype
     if st[0] >= dil[0] * (k[0] - 1) + 1 and st[1] >= dil[1] * (k[1] - 1) + 1:

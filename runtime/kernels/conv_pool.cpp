@@ -1,0 +1,275 @@
+// Eager C++ kernels of convolution and max pooling (runtime/kernels/conv_pool_cpp.py loads them; Note
+// [Compiled convolution and pooling kernels] there). Hand-written, not generated: these are loops over
+// windows, not pointwise specs. Every entry takes its geometry as one int64 array `g`, element strides
+// (not bytes), and returns nothing or an int status; all work runs on the calling thread.
+//
+// Geometry g of the window entries (the order of GEOMETRY in conv_pool_cpp.py):
+//   0 N, 1 C, 2 H, 3 W, 4 sxn, 5 sxc, 6 sxh, 7 sxw    the input (N, C, H, W) and its strides
+//   8 kh, 9 kw, 10 sh, 11 sw, 12 ph, 13 pw, 14 dh, 15 dw, 16 OH, 17 OW
+//   18 son, 19 sor, 20 sol                            the columns' strides: sample, row (c, i, j), position
+#include <cstdint>
+#include <cstring>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+// Loops a few elements long run faster as plain scalar code than vectorised with their prologues and
+// remainders (im2col at the demo's 6x6 planes: about 2x); GCC takes the hint, others ignore it.
+#if defined(__GNUC__) && !defined(__clang__)
+#define OPGEN_SHORT_LOOPS __attribute__((optimize("no-tree-vectorize")))
+#else
+#define OPGEN_SHORT_LOOPS
+#endif
+
+namespace {
+
+typedef int64_t i64;
+
+inline i64 floor_div(i64 a, i64 b) {  // b > 0
+    i64 q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+inline i64 ceil_div(i64 a, i64 b) { return -floor_div(-a, b); }
+
+inline i64 clamp(i64 v, i64 lo, i64 hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+// The output columns x in [x0, x1) of kernel column j read inside the input row: x*sw - pw + j*dw in [0, W).
+inline void inside(i64 j, const i64* g, i64* x0, i64* x1) {
+    const i64 W = g[3], sw = g[11], pw = g[13], dw = g[15], OW = g[17];
+    *x0 = clamp(ceil_div(pw - j * dw, sw), 0, OW);
+    *x1 = clamp(ceil_div(W + pw - j * dw, sw), *x0, OW);
+}
+
+// im2col: cols[n*son + ((c*kh + i)*kw + j)*sor + (y*OW + x)*sol] = x[n, c, y*sh - ph + i*dh, x*sw - pw + j*dw],
+// zero where that is outside the input. A copy, so it is written once per element size. Rows are short
+// (OW), so the inner loops are plain loops the compiler unrolls and vectorises (a memcpy call per row cost
+// 3x the copy at the demo's 6x6 planes).
+template <typename T>
+OPGEN_SHORT_LOOPS void im2col(const T* __restrict in, const i64* g, T* __restrict cols) {
+    const i64 N = g[0], C = g[1], H = g[2], sxn = g[4], sxc = g[5], sxh = g[6], sxw = g[7];
+    const i64 kh = g[8], kw = g[9], sh = g[10], sw = g[11], ph = g[12], pw = g[13], dh = g[14], dw = g[15];
+    const i64 OH = g[16], OW = g[17], son = g[18], sor = g[19], sol = g[20];
+    const bool dense = sol == 1 && sw == 1 && sxw == 1;
+    const bool same = g[17] == g[3] && sxh == g[3];  // OW == W, rows contiguous
+    for (i64 c = 0; c < C; ++c)
+        for (i64 i = 0; i < kh; ++i)
+            for (i64 j = 0; j < kw; ++j) {
+                i64 x0, x1;
+                inside(j, g, &x0, &x1);
+                const i64 shift = j * dw - pw;
+                for (i64 n = 0; n < N; ++n) {
+                    const T* __restrict plane = in + n * sxn + c * sxc;
+                    T* __restrict row = cols + n * son + ((c * kh + i) * kw + j) * sor;
+                    if (dense && same && sh == 1) {
+                        // Rows as wide as the input's, which are contiguous: the valid rows are one flat run
+                        // (a row's padding columns read the neighbouring row's ends), then zeroed.
+                        const i64 y0 = clamp(ph - i * dh, 0, OH), y1 = clamp(H + ph - i * dh, y0, OH);
+                        for (i64 k = 0; k < y0 * OW; ++k) row[k] = T(0);
+                        if (y0 < y1) {
+                            const T* __restrict src = plane + (i * dh - ph) * OW + shift;
+                            const i64 k0 = y0 * OW + x0;
+                            std::memcpy(row + k0, src + k0, ((y1 - 1) * OW + x1 - k0) * sizeof(T));
+                            for (i64 y = y0; y < y1; ++y) {
+                                for (i64 x = 0; x < x0; ++x) row[y * OW + x] = T(0);
+                                for (i64 x = x1; x < OW; ++x) row[y * OW + x] = T(0);
+                            }
+                        }
+                        for (i64 k = y1 * OW; k < OH * OW; ++k) row[k] = T(0);
+                        continue;
+                    }
+                    if (dense) {
+                        for (i64 y = 0; y < OH; ++y) {
+                            T* __restrict o = row + y * OW;
+                            const i64 iy = y * sh - ph + i * dh;
+                            if (iy < 0 || iy >= H) {
+                                for (i64 x = 0; x < OW; ++x) o[x] = T(0);
+                                continue;
+                            }
+                            const T* __restrict src = plane + iy * sxh + shift;
+                            for (i64 x = 0; x < x0; ++x) o[x] = T(0);
+                            for (i64 x = x0; x < x1; ++x) o[x] = src[x];
+                            for (i64 x = x1; x < OW; ++x) o[x] = T(0);
+                        }
+                        continue;
+                    }
+                    for (i64 y = 0; y < OH; ++y) {
+                        T* __restrict o = row + y * OW * sol;
+                        const i64 iy = y * sh - ph + i * dh;
+                        if (iy < 0 || iy >= H) {
+                            for (i64 x = 0; x < OW; ++x) o[x * sol] = T(0);
+                            continue;
+                        }
+                        const T* __restrict src = plane + iy * sxh;
+                        for (i64 x = 0; x < x0; ++x) o[x * sol] = T(0);
+                        for (i64 x = x0; x < x1; ++x) o[x * sol] = src[(x * sw + shift) * sxw];
+                        for (i64 x = x1; x < OW; ++x) o[x * sol] = T(0);
+                    }
+                }
+            }
+}
+
+// col2im, the adjoint: out (N, C, H, W), C-contiguous, set to the sum of the columns over their windows
+// (the padding's entries dropped). Sums in the order of the kernel offsets (i, j).
+template <typename T>
+void col2im(const T* cols, const i64* g, T* out) {
+    const i64 N = g[0], C = g[1], H = g[2], W = g[3];
+    const i64 kh = g[8], kw = g[9], sh = g[10], sw = g[11], ph = g[12], dh = g[14], dw = g[15];
+    const i64 OH = g[16], OW = g[17], son = g[18], sor = g[19], sol = g[20], pw = g[13];
+    std::memset(out, 0, sizeof(T) * N * C * H * W);
+    for (i64 n = 0; n < N; ++n)
+        for (i64 c = 0; c < C; ++c) {
+            T* plane = out + (n * C + c) * H * W;
+            for (i64 i = 0; i < kh; ++i)
+                for (i64 j = 0; j < kw; ++j) {
+                    const T* row = cols + n * son + ((c * kh + i) * kw + j) * sor;
+                    i64 x0, x1;
+                    inside(j, g, &x0, &x1);
+                    const i64 shift = j * dw - pw;
+                    for (i64 y = 0; y < OH; ++y) {
+                        const i64 iy = y * sh - ph + i * dh;
+                        if (iy < 0 || iy >= H) continue;
+                        const T* src = row + y * OW * sol;
+                        T* dst = plane + iy * W + shift;
+                        if (sol == 1 && sw == 1) {
+                            for (i64 x = x0; x < x1; ++x) dst[x] += src[x];
+                        } else {
+                            for (i64 x = x0; x < x1; ++x) dst[x * sw] += src[x * sol];
+                        }
+                    }
+                }
+        }
+}
+
+template <typename T>
+inline bool is_nan(T v) {
+    if constexpr (std::is_floating_point_v<T>) return v != v;
+    return false;
+}
+
+template <typename T>
+constexpr T lowest() {
+    if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
+    return std::numeric_limits<T>::lowest();
+}
+
+// max_pool2d_with_indices: out and idx (N, C, OH, OW), C-contiguous. Over the window positions inside the
+// input (those in the padding never count), in row-major order, a value replaces the running maximum when it
+// is greater or NaN (so a NaN wins, the last NaN of a window); ties keep the first. The running maximum starts
+// at -inf (the type's lowest for integers) at the first position inside the input.
+template <typename T>
+void max_pool(const T* in, const i64* g, T* out, i64* idx) {
+    const i64 N = g[0], C = g[1], H = g[2], W = g[3], sxn = g[4], sxc = g[5], sxh = g[6], sxw = g[7];
+    const i64 kh = g[8], kw = g[9], sh = g[10], sw = g[11], ph = g[12], pw = g[13], dh = g[14], dw = g[15];
+    const i64 OH = g[16], OW = g[17];
+    const bool tiled2 = kh == 2 && kw == 2 && sh == 2 && sw == 2 && ph == 0 && pw == 0 && dh == 1 && dw == 1 &&
+                        2 * OH <= H && 2 * OW <= W;
+    for (i64 n = 0; n < N; ++n)
+        for (i64 c = 0; c < C; ++c) {
+            const T* plane = in + n * sxn + c * sxc;
+            T* o = out + (n * C + c) * OH * OW;
+            i64* r = idx + (n * C + c) * OH * OW;
+            if (tiled2) {  // the common 2x2 pooling, every window inside: same rule, unrolled
+                for (i64 y = 0; y < OH; ++y) {
+                    const T* a = plane + 2 * y * sxh;
+                    const T* b = a + sxh;
+                    for (i64 x = 0; x < OW; ++x) {
+                        const i64 p = 2 * x * sxw;
+                        T best = a[p];
+                        i64 at = 2 * y * W + 2 * x;
+                        const T v1 = a[p + sxw], v2 = b[p], v3 = b[p + sxw];
+                        if (v1 > best || is_nan(v1)) { best = v1; at = 2 * y * W + 2 * x + 1; }
+                        if (v2 > best || is_nan(v2)) { best = v2; at = (2 * y + 1) * W + 2 * x; }
+                        if (v3 > best || is_nan(v3)) { best = v3; at = (2 * y + 1) * W + 2 * x + 1; }
+                        o[y * OW + x] = best;
+                        r[y * OW + x] = at;
+                    }
+                }
+                continue;
+            }
+            for (i64 y = 0; y < OH; ++y) {
+                i64 h0 = y * sh - ph;
+                const i64 h1 = h0 + (kh - 1) * dh + 1 < H ? h0 + (kh - 1) * dh + 1 : H;
+                while (h0 < 0) h0 += dh;
+                for (i64 x = 0; x < OW; ++x) {
+                    i64 w0 = x * sw - pw;
+                    const i64 w1 = w0 + (kw - 1) * dw + 1 < W ? w0 + (kw - 1) * dw + 1 : W;
+                    while (w0 < 0) w0 += dw;
+                    T best = lowest<T>();
+                    i64 at = h0 * W + w0;
+                    for (i64 ih = h0; ih < h1; ih += dh) {
+                        const T* src = plane + ih * sxh;
+                        for (i64 iw = w0; iw < w1; iw += dw) {
+                            const T v = src[iw * sxw];
+                            if (v > best || is_nan(v)) {
+                                best = v;
+                                at = ih * W + iw;
+                            }
+                        }
+                    }
+                    o[y * OW + x] = best;
+                    r[y * OW + x] = at;
+                }
+            }
+        }
+}
+
+// max_pool2d_with_indices_backward: out (planes, HW) = 0, then each of a plane's L output gradients added at
+// its index (gr, idx: (planes, L), C-contiguous). 1 (out untouched past the bad plane) for an index outside
+// [0, HW): the caller then takes the NumPy path, which reports it.
+template <typename T>
+int max_pool_backward(const T* gr, const i64* idx, i64 planes, i64 L, i64 HW, T* out) {
+    std::memset(out, 0, sizeof(T) * planes * HW);
+    for (i64 p = 0; p < planes; ++p) {
+        const T* gp = gr + p * L;
+        const i64* ip = idx + p * L;
+        T* op = out + p * HW;
+        for (i64 l = 0; l < L; ++l) {
+            const i64 k = ip[l];
+            if (k < 0 || k >= HW) return 1;
+            op[k] += gp[l];
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+#define OPGEN_IM2COL(SUFFIX, T) \
+    void opgen_im2col_##SUFFIX(const void* in, const i64* g, void* cols) { \
+        im2col<T>(static_cast<const T*>(in), g, static_cast<T*>(cols)); \
+    }
+OPGEN_IM2COL(1, uint8_t)
+OPGEN_IM2COL(2, uint16_t)
+OPGEN_IM2COL(4, uint32_t)
+OPGEN_IM2COL(8, uint64_t)
+
+#define OPGEN_COL2IM(SUFFIX, T) \
+    void opgen_col2im_##SUFFIX(const void* cols, const i64* g, void* out) { \
+        col2im<T>(static_cast<const T*>(cols), g, static_cast<T*>(out)); \
+    }
+OPGEN_COL2IM(float32, float)
+OPGEN_COL2IM(float64, double)
+
+#define OPGEN_MAX_POOL(SUFFIX, T) \
+    void opgen_max_pool_##SUFFIX(const void* in, const i64* g, void* out, i64* idx) { \
+        max_pool<T>(static_cast<const T*>(in), g, static_cast<T*>(out), idx); \
+    }
+OPGEN_MAX_POOL(float32, float)
+OPGEN_MAX_POOL(float64, double)
+OPGEN_MAX_POOL(int8, int8_t)
+OPGEN_MAX_POOL(uint8, uint8_t)
+OPGEN_MAX_POOL(int16, int16_t)
+OPGEN_MAX_POOL(int32, int32_t)
+OPGEN_MAX_POOL(int64, int64_t)
+
+#define OPGEN_MAX_POOL_BACKWARD(SUFFIX, T) \
+    int opgen_max_pool_backward_##SUFFIX(const void* gr, const i64* idx, i64 planes, i64 L, i64 HW, void* out) { \
+        return max_pool_backward<T>(static_cast<const T*>(gr), idx, planes, L, HW, static_cast<T*>(out)); \
+    }
+OPGEN_MAX_POOL_BACKWARD(float32, float)
+OPGEN_MAX_POOL_BACKWARD(float64, double)
+
+}  // extern "C"
