@@ -326,7 +326,13 @@ def _convolve(x: Any, w: Any, st: Sequence[int], pad: Sequence[int], dil: Sequen
     o, _, kh, kw = w.shape
     oh, ow = out_size(x.shape, (kh, kw), dil, pad, st)
     wm = w.reshape(o, -1)
-    batch = _batch_gemm(x)
+    layout = _cpp_layout(x, n, c * kh * kw // groups, ow)
+    batch = layout == "batch"
+    if layout == "last" and w.size:
+        cols = _batch_last_columns(x, (kh, kw), st, pad, dil, oh, ow)
+        if cols is not None:  # Note [Compiled convolution and pooling kernels]: (O, OH*OW*N), then NCHW
+            out = _product(wm, cols) if groups == 1 else _times_weight(wm, cols, groups)
+            return copied(out.reshape(o, oh, ow, n).transpose(3, 0, 1, 2))
     cols = _cpp_columns(x, (kh, kw), st, pad, dil, oh, ow, batch) if w.size else None
     if cols is not None:  # Note [Compiled convolution and pooling kernels]
         if batch:  # (O, N*L): one GEMM over the batch, then into NCHW order
@@ -357,12 +363,49 @@ def _convolve(x: Any, w: Any, st: Sequence[int], pad: Sequence[int], dil: Sequen
     return _times_weight(wm, cols, groups).reshape(n, o, oh, ow)
 
 
+# Note [Layouts of the compiled columns]
+# With the C++ columns (Note [Compiled convolution and pooling kernels], conv_pool_cpp.py) each product takes
+# one of three layouts. "sample": (N, C*kh*kw, L), a GEMM per sample whose (N, O, L) result is already in
+# NCHW order; taken where BLAS may thread (Note [One GEMM or one per sample]) and where a group's
+# C*kh*kw is below `_CPP_SAMPLE_K` (a model's first layer: the GEMMs are cheap, and the two transposing
+# copies of the other layouts cost more than one GEMM saves: the demo's 1->16 layer 0.6x). "last":
+# (C*kh*kw, OH*OW*N), one GEMM over the batch, for a batch larger than a row (N > OW): each window position
+# is then one run of N elements (the demo's 16->32 layer at 6x6, whose rows are 6 long); the input and the
+# output gradient are copied batch-last first and the result transposed back. "batch": (C*kh*kw, N, L), one
+# GEMM, otherwise.
+_CPP_SAMPLE_K = 32
+
+
+def _cpp_layout(a: Any, n: int, k: int, ow: int) -> str:
+    """The C++ columns' layout for a convolution of batch n, a group's C*kh*kw = k and OW-long rows, on
+    arrays like `a`: Note [Layouts of the compiled columns]."""
+    if not _batch_gemm(a) or k < _CPP_SAMPLE_K:
+        return "sample"
+    return "last" if n > ow else "batch"
+
+
 def _cpp_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int], dil: Sequence[int], oh: int,
                  ow: int, channel_major: bool) -> Any:
     """The columns of x made in C++ in scratch slot COLS, (N, C*kh*kw, L) or with `channel_major`
     (C*kh*kw, N, L); None where the C++ kernels cannot (Note [Compiled convolution and pooling kernels])."""
     return conv_pool_cpp.im2col(x, kernel, st, pad, dil, oh, ow, channel_major,
                                 lambda shape: _scratch(COLS, shape, x.dtype, x))
+
+
+def _batch_last_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int], dil: Sequence[int],
+                        oh: int, ow: int) -> Any:
+    """The batch-last columns (C*kh*kw, OH*OW*N) of x (N, C, H, W) made in C++ in scratch slot COLS, from a
+    (C, H, W, N) copy in slot PAD; None where the C++ kernels cannot."""
+    if not conv_pool_cpp.ready() or not x.size:
+        return None
+    xt = _scratch_copy(PAD, x.transpose(1, 2, 3, 0))
+    return conv_pool_cpp.im2col_batch_last(xt, kernel, st, pad, dil, oh, ow,
+                                           lambda shape: _scratch(COLS, shape, x.dtype, x))
+
+
+def _grad_last(g: Any) -> Any:
+    """The output gradient (N, O, OH, OW) as an (O, OH*OW*N) matrix (batch last), in scratch slot PAD."""
+    return _scratch_copy(PAD, g.transpose(1, 2, 3, 0)).reshape(g.shape[1], -1)
 
 
 def _grad_rows(g: Any) -> Any:
@@ -434,7 +477,14 @@ def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequ
     g = grad_output._data
     if g.size and wt.size and g.dtype == wt.dtype and conv_pool_cpp.can_add(wt.dtype):
         # Note [Compiled convolution and pooling kernels]: the column gradient, folded by col2im in C++
-        batch = _batch_gemm(wt)
+        layout = _cpp_layout(wt, n, cg * kh * kw, ow)
+        batch = layout == "batch"
+        if layout == "last":  # (C*kh*kw, OH*OW*N), one GEMM, batch last
+            rows = _grad_last(g)
+            gcols = _product(wm.T, rows) if groups == 1 else _times_weight_t(wm, rows[None], groups)[0]
+            dxt = _scratch(PAD, (c, h, w_, n), g.dtype, g)
+            if conv_pool_cpp.col2im_batch_last(gcols, (n, c, h, w_), (kh, kw), st, pad, dil, oh, ow, dxt) is not None:
+                return wrap(copied(dxt.transpose(3, 0, 1, 2)), wt, weight._dtype)
         if batch:  # (C*kh*kw, N*L), one GEMM over the batch
             gcols = _times_weight_t(wm, _grad_rows(g)[None], groups)[0].reshape(-1, n, oh * ow)
         else:
@@ -486,12 +536,18 @@ def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Seq
     if tuple(grad_output.shape) != (n, o, oh, ow):
         raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
                            f"the output size {[n, o, oh, ow]}")
-    batch = _batch_gemm(x)
+    layout = _cpp_layout(x, n, cg * kh * kw, ow)
+    last, batch = layout == "last", layout != "sample"
     g = grad_output._data
-    cols = _cpp_columns(x, (kh, kw), st, pad, dil, oh, ow, batch) if o and g.dtype == x.dtype else None
+    cols = None
+    if o and g.dtype == x.dtype:
+        if last:
+            cols = _batch_last_columns(x, (kh, kw), st, pad, dil, oh, ow)
+        else:
+            cols = _cpp_columns(x, (kh, kw), st, pad, dil, oh, ow, batch)
     if cols is not None:  # Note [Compiled convolution and pooling kernels]
         if batch:  # g (O, N*L) @ columns^T (N*L, C*kh*kw): one GEMM over the batch
-            rows = _grad_rows(g)
+            rows = _grad_last(g) if last else _grad_rows(g)
             cols = cols.reshape(-1, n * oh * ow)
             if groups == 1:
                 gw = rows @ cols.T

@@ -49,6 +49,10 @@ class _Entries:
         p, i64 = ctypes.c_void_p, ctypes.c_longlong
         self.im2col = {size: _declare(lib, f"opgen_im2col_{s}", [p, p, p], None) for size, s in _COPY.items()}
         self.col2im = {dt: _declare(lib, f"opgen_col2im_{s}", [p, p, p], None) for dt, s in _ADD.items()}
+        self.im2col_last = {size: _declare(lib, f"opgen_im2col_batch_last_{s}", [p, p, p], None)
+                            for size, s in _COPY.items()}
+        self.col2im_last = {dt: _declare(lib, f"opgen_col2im_batch_last_{s}", [p, p, p], None)
+                            for dt, s in _ADD.items()}
         self.max_pool = {dt: _declare(lib, f"opgen_max_pool_{s}", [p, p, p, p], None) for dt, s in _COMPARE.items()}
         self.max_pool_backward = {dt: _declare(lib, f"opgen_max_pool_backward_{s}", [p, p, i64, i64, i64, p],
                                                ctypes.c_int) for dt, s in _ADD.items()}
@@ -71,6 +75,11 @@ def _loaded() -> _Entries | None:
         return None
     _entries.append(_Entries(lib))
     return _entries[0]
+
+
+def ready() -> bool:
+    """Whether the library is loaded (starting its build if not)."""
+    return _loaded() is not None
 
 
 def wait(timeout: float | None = None) -> str:
@@ -115,6 +124,37 @@ def im2col(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int],
     g = _geometry(x.shape, xs, kernel, st, pad, dil, oh, ow, cols)
     address = _LIBRARY.address
     entries.im2col[x.itemsize](address(x), address(g), address(out))
+    return out
+
+
+def im2col_batch_last(xt: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int], dil: Sequence[int],
+                      oh: int, ow: int, alloc: Callable[[tuple[int, ...]], Any]) -> Any:
+    """The batch-last columns (C*kh*kw, OH*OW*N) of the input whose (C, H, W, N) array is xt, in the
+    C-contiguous array `alloc(shape)`; None where C++ cannot make them."""
+    entries = _loaded()
+    if entries is None or xt.itemsize not in _COPY:
+        return None
+    xs = _element_strides(xt)
+    if xs is None:
+        return None
+    c, h, w, n = xt.shape
+    out = alloc((c * kernel[0] * kernel[1], oh * ow * n))
+    g = _geometry((n, c, h, w), (xs[3], xs[0], xs[1], xs[2]), kernel, st, pad, dil, oh, ow)
+    address = _LIBRARY.address
+    entries.im2col_last[xt.itemsize](address(xt), address(g), address(out))
+    return out
+
+
+def col2im_batch_last(cols: Any, size: Sequence[int], kernel: Sequence[int], st: Sequence[int],
+                      pad: Sequence[int], dil: Sequence[int], oh: int, ow: int, out: Any) -> Any:
+    """Batch-last columns (C*kh*kw, OH*OW*N), C-contiguous, summed back into their windows: `out`, a
+    C-contiguous (C, H, W, N) array of their dtype (`size` is (N, C, H, W)); None where C++ cannot."""
+    entries = _loaded()
+    if entries is None or cols.dtype not in _ADD or not cols.flags.c_contiguous or _element_strides(cols) is None:
+        return None
+    g = _geometry(size, (0, 0, 0, 0), kernel, st, pad, dil, oh, ow)
+    address = _LIBRARY.address
+    entries.col2im_last[cols.dtype](address(cols), address(g), address(out))
     return out
 
 
