@@ -1,12 +1,15 @@
 """Benchmark: the CNN layers alone, forward + backward, opgen vs. PyTorch on the CPU (one thread each).
 
-Each row is one layer of the training benchmarks' models (bench/bench_training.py: cnn and demo), batch 64,
-float32: `y = layer(x); y.backward(g)` with the gradients PyTorch would compute in the model (the first
-convolution's input needs none). The libraries are timed in interleaved rounds; the figure is the median over
-the rounds of opgen's time over PyTorch's (goal <= 1.0); `--cpu-time` as in bench/bench_training.py. Run:
+Each row is one layer, batch 64, float32: `y = layer(x); y.backward(g)` with the gradients PyTorch would
+compute in the model (the first convolution's input needs none). The first eight are the layers of the
+training benchmarks' models (bench/bench_training.py: cnn and demo); the rest cover the general geometry
+(stride, dilation, groups, padded overlapping pooling). opgen runs twice: with its C++ conv/pool kernels
+(Note [Compiled convolution and pooling kernels], runtime/kernels/conv_pool_cpp.py; the benchmark waits for
+their build first) and on its NumPy paths (`numpy`). The three are timed in interleaved rounds; the figures
+are the medians over the rounds of opgen's time over PyTorch's (goal <= 1.0) and of the C++ over the NumPy
+time; `--cpu-time` as in bench/bench_training.py. Run:
 `python bench/bench_conv.py [--rounds N] [--only SUBSTR] [--cpu-time]`.
 """
-
 from __future__ import annotations
 
 import argparse
@@ -27,8 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.bench_training import clock_of, time_rounds, torch_one_thread
 
 GOAL = 1.0
-# name -> (kind, input shape, output channels (conv) or kernel (pool), whether the input needs a gradient)
-LAYERS: dict[str, tuple[str, tuple[int, ...], int, bool]] = {
+# name -> (kind, input shape, output channels (conv) or kernel (pool), whether the input needs a gradient,
+# stride, padding, dilation, groups); the conv kernels are 3x3
+LAYERS: dict[str, tuple[Any, ...]] = {
     "cnn conv1 1->8 28x28": ("conv", (64, 1, 28, 28), 8, False),
     "cnn pool1 8x28x28": ("pool", (64, 8, 28, 28), 2, True),
     "cnn conv2 8->16 14x14": ("conv", (64, 8, 14, 14), 16, True),
@@ -37,12 +41,16 @@ LAYERS: dict[str, tuple[str, tuple[int, ...], int, bool]] = {
     "demo pool1 16x12x12": ("pool", (64, 16, 12, 12), 2, True),
     "demo conv2 16->32 6x6": ("conv", (64, 16, 6, 6), 32, True),
     "demo pool2 32x6x6": ("pool", (64, 32, 6, 6), 2, True),
+    "conv 32->64 16x16 stride 2": ("conv", (64, 32, 16, 16), 64, True, 2, 1, 1, 1),
+    "conv 16->16 12x12 dilated 2": ("conv", (64, 16, 12, 12), 16, True, 1, 2, 2, 1),
+    "conv 32->32 10x10 groups 32": ("conv", (64, 32, 10, 10), 32, True, 1, 1, 1, 32),
+    "pool 3x3 s2 p1 32x16x16": ("pool", (64, 32, 16, 16), 3, True, 2, 1),
 }
 
 
 def make(lib: Any, name: str) -> Callable[[], object]:
     """One forward + backward of layer `name` in `lib` (generated or torch)."""
-    kind, shape, arg, input_grad = LAYERS[name]
+    kind, shape, arg, input_grad, *geometry = LAYERS[name]
     rng = np.random.default_rng(0)
     x_np = rng.standard_normal(shape).astype(np.float32)
     tensor = lib.tensor if lib.__name__ == "generated" else lib.from_numpy
@@ -51,14 +59,18 @@ def make(lib: Any, name: str) -> Callable[[], object]:
         x.requires_grad_(True)
     F = lib.nn.functional
     if kind == "conv":
-        w = tensor((rng.standard_normal((arg, shape[1], 3, 3)) * 0.1).astype(np.float32)).requires_grad_(True)
+        stride, padding, dilation, groups = geometry or (1, 1, 1, 1)
+        w = tensor((rng.standard_normal((arg, shape[1] // groups, 3, 3)) * 0.1).astype(np.float32))
+        w.requires_grad_(True)
         b = tensor(np.zeros(arg, np.float32)).requires_grad_(True)
 
         def layer() -> Any:
-            return F.conv2d(x, w, b, 1, 1)
+            return F.conv2d(x, w, b, stride, padding, dilation, groups)
     else:
+        stride, padding = geometry or (arg, 0)
+
         def layer() -> Any:
-            return F.max_pool2d(x, arg)
+            return F.max_pool2d(x, arg, stride, padding)
     g = tensor(rng.standard_normal(tuple(layer().shape)).astype(np.float32))
 
     def step() -> object:
@@ -78,10 +90,37 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import generated as G
     torch = torch_one_thread()
-    from runtime.kernels import conv_pool_cpp
-    print("C++ conv/pool kernels:", conv_pool_cpp.wait())
     if torch is None:
         return 0
+    from runtime.kernels import conv_pool_cpp
+    state = conv_pool_cpp.wait()
+    print(f"opgen's C++ conv/pool kernels: {state}")
+
+    def numpy_path(step: Callable[[], object]) -> Callable[[], object]:
+        def run() -> object:
+            with conv_pool_cpp.numpy_only():
+                return step()
+        return run
+
+    print(f"{'layer (fwd+bwd, batch 64)':<30} {'opgen ms':>9} {'numpy ms':>9} {'torch ms':>9} {'ratio':>6} "
+          f"{'range':>9} {'C++/numpy':>9}")
+    figures = []
+    for name in LAYERS:
+        if args.only and args.only not in name:
+            continue
+        fns = [make(G, name), numpy_path(make(G, name)), make(torch, name)]
+        samples = time_rounds(fns, args.rounds, args.seconds, clock_of(args.cpu_time))
+        ratios = sorted(a / b for a, b in zip(samples[0], samples[2], strict=True))
+        ratio = statistics.median(ratios)
+        gain = statistics.median(a / b for a, b in zip(samples[0], samples[1], strict=True))
+        figures.append((name, ratio))
+        ms = [statistics.median(s) * 1e3 for s in samples]
+        print(f"{name:<30} {ms[0]:9.3f} {ms[1]:9.3f} {ms[2]:9.3f} {ratio:6.2f} {ratios[0]:.2f}-{ratios[-1]:.2f} "
+              f"{gain:9.2f}")
+    print(f"\n{'figure':<42}  {'value':>6}  {'goal':>6}  {'ok':>3}")
+    for name, ratio in figures:
+        print(f"{name + ' / torch':<42}  {ratio:>6.2f}  {'<= ' + str(GOAL):>6}  {'yes' if ratio <= GOAL else 'NO':>3}")
+    return 0
     print(f"{'layer (fwd+bwd, batch 64)':<28} {'opgen ms':>9} {'torch ms':>9} {'ratio':>6}  range")
     figures = []
     for name in LAYERS:

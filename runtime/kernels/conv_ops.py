@@ -16,6 +16,10 @@ over the batch (Note [Convolution rows at padded width]), and the stride-1 input
 once measured 7x slower: OpenBLAS had threaded it on the shared 2-core machine. With one BLAS thread, as
 the benchmarks run, it is the faster form: Note [One GEMM or one per sample].) The weight gradient makes
 its columns again. Temporaries live in per-thread scratch buffers (Note [Convolution scratch buffers]).
+Once the C++ conv/pool kernels are loaded (Note [Compiled convolution and pooling kernels],
+runtime/kernels/conv_pool_cpp.py) the columns and the input gradient's fold are theirs, in the layouts of
+Note [Layouts of the compiled columns]; the NumPy forms below serve the rest (other dtypes, CuPy arrays, no
+compiler, OPGEN_EAGER_CPP=0).
 """
 
 from __future__ import annotations
@@ -326,7 +330,7 @@ def _convolve(x: Any, w: Any, st: Sequence[int], pad: Sequence[int], dil: Sequen
     o, _, kh, kw = w.shape
     oh, ow = out_size(x.shape, (kh, kw), dil, pad, st)
     wm = w.reshape(o, -1)
-    layout = _cpp_layout(x, n, c * kh * kw // groups, ow)
+    layout = _cpp_layout(x, n, c * kh * kw // groups, ow, groups)
     batch = layout == "batch"
     if layout == "last" and w.size:
         cols = _batch_last_columns(x, (kh, kw), st, pad, dil, oh, ow)
@@ -368,7 +372,8 @@ def _convolve(x: Any, w: Any, st: Sequence[int], pad: Sequence[int], dil: Sequen
 # one of three layouts. "sample": (N, C*kh*kw, L), a GEMM per sample whose (N, O, L) result is already in
 # NCHW order; taken where BLAS may thread (Note [One GEMM or one per sample]) and where a group's
 # C*kh*kw is below `_CPP_SAMPLE_K` (a model's first layer: the GEMMs are cheap, and the two transposing
-# copies of the other layouts cost more than one GEMM saves: the demo's 1->16 layer 0.6x). "last":
+# copies of the other layouts cost more than one GEMM saves: the demo's 1->16 layer 0.6x), without groups
+# (N*groups GEMMs of a depthwise convolution cost 1.2x the channel-major layout's groups). "last":
 # (C*kh*kw, OH*OW*N), one GEMM over the batch, for a batch larger than a row (N > OW): each window position
 # is then one run of N elements (the demo's 16->32 layer at 6x6, whose rows are 6 long); the input and the
 # output gradient are copied batch-last first and the result transposed back. "batch": (C*kh*kw, N, L), one
@@ -376,10 +381,10 @@ def _convolve(x: Any, w: Any, st: Sequence[int], pad: Sequence[int], dil: Sequen
 _CPP_SAMPLE_K = 32
 
 
-def _cpp_layout(a: Any, n: int, k: int, ow: int) -> str:
+def _cpp_layout(a: Any, n: int, k: int, ow: int, groups: int) -> str:
     """The C++ columns' layout for a convolution of batch n, a group's C*kh*kw = k and OW-long rows, on
     arrays like `a`: Note [Layouts of the compiled columns]."""
-    if not _batch_gemm(a) or k < _CPP_SAMPLE_K:
+    if not _batch_gemm(a) or (k < _CPP_SAMPLE_K and groups == 1):
         return "sample"
     return "last" if n > ow else "batch"
 
@@ -477,7 +482,7 @@ def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequ
     g = grad_output._data
     if g.size and wt.size and g.dtype == wt.dtype and conv_pool_cpp.can_add(wt.dtype):
         # Note [Compiled convolution and pooling kernels]: the column gradient, folded by col2im in C++
-        layout = _cpp_layout(wt, n, cg * kh * kw, ow)
+        layout = _cpp_layout(wt, n, cg * kh * kw, ow, groups)
         batch = layout == "batch"
         if layout == "last":  # (C*kh*kw, OH*OW*N), one GEMM, batch last
             rows = _grad_last(g)
@@ -536,7 +541,7 @@ def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Seq
     if tuple(grad_output.shape) != (n, o, oh, ow):
         raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
                            f"the output size {[n, o, oh, ow]}")
-    layout = _cpp_layout(x, n, cg * kh * kw, ow)
+    layout = _cpp_layout(x, n, cg * kh * kw, ow, groups)
     last, batch = layout == "last", layout != "sample"
     g = grad_output._data
     cols = None

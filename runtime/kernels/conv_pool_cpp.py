@@ -26,8 +26,9 @@ dilation, group count and kernel size, exactly (no junk columns at padded width,
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,8 @@ _entries: list[_Entries] = []
 
 
 def _loaded() -> _Entries | None:
+    if _off:
+        return None
     if _entries:
         return _entries[0]
     lib = _LIBRARY.loaded()
@@ -75,6 +78,19 @@ def _loaded() -> _Entries | None:
         return None
     _entries.append(_Entries(lib))
     return _entries[0]
+
+
+_off: list[bool] = []
+
+
+@contextlib.contextmanager
+def numpy_only() -> Iterator[None]:
+    """Within the block, every kernel answers None (the NumPy paths run): for benchmarks that compare."""
+    _off.append(True)
+    try:
+        yield
+    finally:
+        _off.pop()
 
 
 def ready() -> bool:

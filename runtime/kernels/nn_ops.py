@@ -1,6 +1,7 @@
 """Neural-network kernels (CompositeExplicitAutograd, NumPy or CuPy): softmax/log_softmax, cross entropy over
 class indices, native_dropout, im2col/col2im (the unfold/fold behind conv2d and avg_pool2d) and
-max_pool2d_with_indices."""
+max_pool2d_with_indices. im2col, col2im and the max pool (and its backward) run the C++ kernels of
+runtime/kernels/conv_pool_cpp.py once they are loaded, and NumPy otherwise."""
 
 from __future__ import annotations
 
