@@ -205,35 +205,50 @@ constexpr T lowest() {
     return std::numeric_limits<T>::lowest();
 }
 
-template <size_t Size> struct Bits;
-template <> struct Bits<1> { typedef uint8_t type; };
-template <> struct Bits<2> { typedef uint16_t type; };
-template <> struct Bits<4> { typedef uint32_t type; };
-template <> struct Bits<8> { typedef uint64_t type; };
+// a if c else b, for indices: arithmetic, never a branch.
+inline i64 pick(bool c, i64 a, i64 b) { return b ^ ((a ^ b) & -static_cast<i64>(c)); }
 
-// a where mask is all ones, else b, by bit operations (no branch for the compiler to make).
+// The max pool's rule (PyTorch's): a value replaces the running maximum when it is greater or NaN, so ties
+// keep the first position and the last NaN of a window wins. Computed as a running maximum that ignores
+// NaN (a max instruction), its first position (an arithmetic select), and apart, whether a NaN was seen
+// and where the last one is; a branch on a comparison of random data is mispredicted about half the time
+// (the demo's pools ran 5x slower with one), the rare NaN's branch almost never.
 template <typename T>
-inline T select_bits(bool pick_a, T a, T b) {
-    typedef typename Bits<sizeof(T)>::type U;
-    const U mask = U(0) - U(pick_a);
-    U ua, ub;
-    std::memcpy(&ua, &a, sizeof(T));
-    std::memcpy(&ub, &b, sizeof(T));
-    const U r = (ua & mask) | (ub & ~mask);
-    T out;
-    std::memcpy(&out, &r, sizeof(T));
-    return out;
-}
+struct Running {
+    T best;
+    i64 at;
+    bool nan = false;
+    i64 nan_at = 0;
 
-// The max pool's rule: v replaces the running maximum (best, at its flat index at) when it is greater or NaN.
-// By bit selects, not branches: on random data such a branch is mispredicted about half the time (the
-// demo's pools ran 5x slower), and the compiler makes branches of `?:` in loops too short to vectorise.
-template <typename T>
-inline void take(T v, i64 k, T& best, i64& at) {
-    const bool wins = (v > best) | is_nan(v);
-    best = select_bits(wins, v, best);
-    at = select_bits(wins, k, at);
-}
+    Running(T v, i64 k) : best(v), at(k) {
+        if constexpr (std::is_floating_point_v<T>) {
+            nan = v != v;
+            nan_at = k;
+        }
+    }
+
+    inline void see(T v, i64 k) {
+        at = pick(v > best, k, at);
+        best = best < v ? v : best;
+        if constexpr (std::is_floating_point_v<T>) {
+            const bool n = v != v;
+            nan_at = pick(n, k, nan_at);
+            nan |= n;
+        }
+    }
+
+    // The window's result; `value(k)` reads the input at flat plane index k (a NaN's, when one was seen).
+    template <typename Read>
+    inline void finish(T* out, i64* idx, Read value) const {
+        if (nan) {
+            *out = value(nan_at);
+            *idx = nan_at;
+        } else {
+            *out = best;
+            *idx = at;
+        }
+    }
+};
 
 // max_pool2d_with_indices: out and idx (N, C, OH, OW), C-contiguous. Over the window positions inside the
 // input (those in the padding never count), in row-major order, a value replaces the running maximum when it
@@ -251,6 +266,7 @@ void max_pool(const T* in, const i64* g, T* out, i64* idx) {
             const T* plane = in + n * sxn + c * sxc;
             T* o = out + (n * C + c) * OH * OW;
             i64* r = idx + (n * C + c) * OH * OW;
+            auto read = [plane, W, sxh, sxw](i64 k) { return plane[(k / W) * sxh + (k % W) * sxw]; };
             if (tiled2) {  // the common 2x2 pooling, every window inside: same rule, unrolled
                 for (i64 y = 0; y < OH; ++y) {
                     const T* a = plane + 2 * y * sxh;
@@ -259,14 +275,12 @@ void max_pool(const T* in, const i64* g, T* out, i64* idx) {
                     i64* ry = r + y * OW;
                     const i64 top = 2 * y * W, bottom = top + W;
                     for (i64 x = 0; x < OW; ++x) {
-                        const i64 p = 2 * x * sxw;
-                        T best = a[p];
-                        i64 at = top + 2 * x;
-                        take(a[p + sxw], top + 2 * x + 1, best, at);
-                        take(b[p], bottom + 2 * x, best, at);
-                        take(b[p + sxw], bottom + 2 * x + 1, best, at);
-                        oy[x] = best;
-                        ry[x] = at;
+                        const i64 p = 2 * x * sxw, k = top + 2 * x, kb = bottom + 2 * x;
+                        Running<T> m(a[p], k);
+                        m.see(a[p + sxw], k + 1);
+                        m.see(b[p], kb);
+                        m.see(b[p + sxw], kb + 1);
+                        m.finish(oy + x, ry + x, read);
                     }
                 }
                 continue;
@@ -279,16 +293,12 @@ void max_pool(const T* in, const i64* g, T* out, i64* idx) {
                     i64 w0 = x * sw - pw;
                     const i64 w1 = w0 + (kw - 1) * dw + 1 < W ? w0 + (kw - 1) * dw + 1 : W;
                     while (w0 < 0) w0 += dw;
-                    T best = lowest<T>();
-                    i64 at = h0 * W + w0;
+                    Running<T> m(lowest<T>(), h0 * W + w0);
                     for (i64 ih = h0; ih < h1; ih += dh) {
                         const T* src = plane + ih * sxh;
-                        for (i64 iw = w0; iw < w1; iw += dw) {
-                            take(src[iw * sxw], ih * W + iw, best, at);
-                        }
+                        for (i64 iw = w0; iw < w1; iw += dw) m.see(src[iw * sxw], ih * W + iw);
                     }
-                    o[y * OW + x] = best;
-                    r[y * OW + x] = at;
+                    m.finish(o + y * OW + x, r + y * OW + x, read);
                 }
             }
         }
