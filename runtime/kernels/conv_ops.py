@@ -336,7 +336,7 @@ def _convolve(x: Any, w: Any, st: Sequence[int], pad: Sequence[int], dil: Sequen
         cols = _batch_last_columns(x, (kh, kw), st, pad, dil, oh, ow)
         if cols is not None:  # Note [Compiled convolution and pooling kernels]: (O, OH*OW*N), then NCHW
             out = _product(wm, cols) if groups == 1 else _times_weight(wm, cols, groups)
-            return copied(out.reshape(o, oh, ow, n).transpose(3, 0, 1, 2))
+            return _batch_first(out.reshape(o * oh * ow, n), (n, o, oh, ow))
     cols = _cpp_columns(x, (kh, kw), st, pad, dil, oh, ow, batch) if w.size else None
     if cols is not None:  # Note [Compiled convolution and pooling kernels]
         if batch:  # (O, N*L): one GEMM over the batch, then into NCHW order
@@ -403,14 +403,32 @@ def _batch_last_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: S
     (C, H, W, N) copy in slot PAD; None where the C++ kernels cannot."""
     if not conv_pool_cpp.ready() or not x.size:
         return None
-    xt = _scratch_copy(PAD, x.transpose(1, 2, 3, 0))
+    xt = _batch_last(x, PAD).reshape(*x.shape[1:], x.shape[0])
     return conv_pool_cpp.im2col_batch_last(xt, kernel, st, pad, dil, oh, ow,
                                            lambda shape: _scratch(COLS, shape, x.dtype, x))
 
 
+def _batch_last(a: Any, slot: int) -> Any:
+    """`a` (N, ...) as a C-contiguous (size / N, N) matrix, batch last, in scratch `slot` (a tiled C++
+    transpose where `a` is C-contiguous)."""
+    n = a.shape[0]
+    out = _scratch(slot, (a.size // n, n), a.dtype, a)
+    if not a.flags.c_contiguous or conv_pool_cpp.transpose(a.reshape(n, -1), out) is None:
+        out.reshape(*a.shape[1:], n)[...] = a.transpose(*range(1, a.ndim), 0)
+    return out
+
+
+def _batch_first(m: Any, shape: Sequence[int]) -> Any:
+    """A batch-last (size / N, N) matrix `m` (C-contiguous) as a new C-contiguous array of `shape` (N, ...)."""
+    out = np.empty(tuple(shape), m.dtype) if m.__class__ is np.ndarray else None
+    if out is None or conv_pool_cpp.transpose(m, out.reshape(shape[0], -1)) is None:
+        return copied(m.reshape(*shape[1:], shape[0]).transpose(len(shape) - 1, *range(len(shape) - 1)))
+    return out
+
+
 def _grad_last(g: Any) -> Any:
     """The output gradient (N, O, OH, OW) as an (O, OH*OW*N) matrix (batch last), in scratch slot PAD."""
-    return _scratch_copy(PAD, g.transpose(1, 2, 3, 0)).reshape(g.shape[1], -1)
+    return _batch_last(g, PAD).reshape(g.shape[1], -1)
 
 
 def _grad_rows(g: Any) -> Any:
@@ -489,7 +507,7 @@ def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequ
             gcols = _product(wm.T, rows) if groups == 1 else _times_weight_t(wm, rows[None], groups)[0]
             dxt = _scratch(PAD, (c, h, w_, n), g.dtype, g)
             if conv_pool_cpp.col2im_batch_last(gcols, (n, c, h, w_), (kh, kw), st, pad, dil, oh, ow, dxt) is not None:
-                return wrap(copied(dxt.transpose(3, 0, 1, 2)), wt, weight._dtype)
+                return wrap(_batch_first(dxt.reshape(-1, n), (n, c, h, w_)), wt, weight._dtype)
         if batch:  # (C*kh*kw, N*L), one GEMM over the batch
             gcols = _times_weight_t(wm, _grad_rows(g)[None], groups)[0].reshape(-1, n, oh * ow)
         else:

@@ -193,6 +193,21 @@ void col2im_batch_last(const T* __restrict cols, const i64* g, T* __restrict out
             }
 }
 
+// dst (cols, rows) = src (rows, cols) transposed, both C-contiguous, in square tiles that stay in cache
+// (NumPy's transposing copy of an (N, C*H*W) batch reads one cache line per element: 10x slower).
+template <typename T>
+void transpose(const T* __restrict src, i64 rows, i64 cols, T* __restrict dst) {
+    constexpr i64 B = 64 / sizeof(T) < 8 ? 8 : 64 / sizeof(T);
+    for (i64 r0 = 0; r0 < rows; r0 += B) {
+        const i64 r1 = r0 + B < rows ? r0 + B : rows;
+        for (i64 c0 = 0; c0 < cols; c0 += B) {
+            const i64 c1 = c0 + B < cols ? c0 + B : cols;
+            for (i64 c = c0; c < c1; ++c)
+                for (i64 r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
+        }
+    }
+}
+
 template <typename T>
 inline bool is_nan(T v) {
     if constexpr (std::is_floating_point_v<T>) return v != v;
@@ -339,6 +354,15 @@ OPGEN_IM2COL_LAST(1, uint8_t)
 OPGEN_IM2COL_LAST(2, uint16_t)
 OPGEN_IM2COL_LAST(4, uint32_t)
 OPGEN_IM2COL_LAST(8, uint64_t)
+
+#define OPGEN_TRANSPOSE(SUFFIX, T) \
+    void opgen_transpose_##SUFFIX(const void* src, i64 rows, i64 cols, void* dst) { \
+        transpose<T>(static_cast<const T*>(src), rows, cols, static_cast<T*>(dst)); \
+    }
+OPGEN_TRANSPOSE(1, uint8_t)
+OPGEN_TRANSPOSE(2, uint16_t)
+OPGEN_TRANSPOSE(4, uint32_t)
+OPGEN_TRANSPOSE(8, uint64_t)
 
 OPGEN_IM2COL(1, uint8_t)
 OPGEN_IM2COL(2, uint16_t)

@@ -50,6 +50,8 @@ class _Entries:
         p, i64 = ctypes.c_void_p, ctypes.c_longlong
         self.im2col = {size: _declare(lib, f"opgen_im2col_{s}", [p, p, p], None) for size, s in _COPY.items()}
         self.col2im = {dt: _declare(lib, f"opgen_col2im_{s}", [p, p, p], None) for dt, s in _ADD.items()}
+        self.transpose = {size: _declare(lib, f"opgen_transpose_{s}", [p, i64, i64, p], None)
+                          for size, s in _COPY.items()}
         self.im2col_last = {size: _declare(lib, f"opgen_im2col_batch_last_{s}", [p, p, p], None)
                             for size, s in _COPY.items()}
         self.col2im_last = {dt: _declare(lib, f"opgen_col2im_batch_last_{s}", [p, p, p], None)
@@ -171,6 +173,19 @@ def col2im_batch_last(cols: Any, size: Sequence[int], kernel: Sequence[int], st:
     g = _geometry(size, (0, 0, 0, 0), kernel, st, pad, dil, oh, ow)
     address = _LIBRARY.address
     entries.col2im_last[cols.dtype](address(cols), address(g), address(out))
+    return out
+
+
+def transpose(a: Any, out: Any) -> Any:
+    """`out` (K, R) set to the transpose of `a` (R, K), both C-contiguous NumPy arrays of one dtype, in cache
+    tiles; None where C++ cannot do it."""
+    entries = _loaded()
+    if entries is None or a.itemsize not in _COPY or not a.flags.c_contiguous or not out.flags.c_contiguous:
+        return None
+    if _element_strides(a) is None or _element_strides(out) is None or out.dtype != a.dtype:
+        return None
+    address = _LIBRARY.address
+    entries.transpose[a.itemsize](address(a), a.shape[0], a.shape[1], address(out))
     return out
 
 

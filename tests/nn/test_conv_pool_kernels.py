@@ -23,7 +23,8 @@ def _require_cpp() -> None:
     from runtime.kernels import compiled_pointwise
 
     state = conv_pool_cpp.wait()
-    if state == "unavailable" and (cpp_build.find_compiler() is None or not compiled_pointwise.enabled_by_environment()):
+    off = not compiled_pointwise.enabled_by_environment()
+    if state == "unavailable" and (cpp_build.find_compiler() is None or off):
         pytest.skip("no C++ compiler, or OPGEN_EAGER_CPP=0")
     assert state == "ready"
 
@@ -402,7 +403,8 @@ def test_conv_pool_without_cpp_kernels_in_a_new_process() -> None:
         "x = np.random.default_rng(0).standard_normal((9, 8, 5, 4)).astype(np.float32)\n"
         "w = np.random.default_rng(1).standard_normal((6, 8, 3, 3)).astype(np.float32)\n"
         "o = G.max_pool2d(G.conv2d(G.tensor(x), G.tensor(w), padding=1), 2)\n"
-        "t = torch.nn.functional.max_pool2d(torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), padding=1), 2)\n"
+        "F = torch.nn.functional\n"
+        "t = F.max_pool2d(F.conv2d(torch.tensor(x), torch.tensor(w), padding=1), 2)\n"
         "np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-4, atol=1e-4)\n"
         "assert conv_pool_cpp.wait(1) == 'unavailable', conv_pool_cpp.wait(1)\n"
         "print('numpy ok')\n")
