@@ -329,6 +329,10 @@ def _convolve(x: Any, w: Any, st: Sequence[int], pad: Sequence[int], dil: Sequen
     n, c = x.shape[:2]
     o, _, kh, kw = w.shape
     oh, ow = out_size(x.shape, (kh, kw), dil, pad, st)
+    if groups == c > 1 and w.shape[1] == 1 and x.size and w.size:  # Note [Compiled convolution and pooling kernels]
+        out = conv_pool_cpp.depthwise_forward(x, w, st, pad, dil, oh, ow)
+        if out is not None:
+            return out
     wm = w.reshape(o, -1)
     layout = _cpp_layout(x, n, c * kh * kw // groups, ow, groups)
     batch = layout == "batch"
@@ -498,6 +502,10 @@ def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequ
                            f"input size {[n, c, h, w_]} and weight of size {list(wt.shape)} (groups={groups})")
     wm = wt.reshape(o, -1)
     g = grad_output._data
+    if groups == c > 1 and cg == 1 and o % c == 0 and g.size and wt.size:  # depthwise, directly in C++
+        out = conv_pool_cpp.depthwise_backward_input(g, wt, (n, c, h, w_), st, pad, dil)
+        if out is not None:
+            return wrap(out, wt, weight._dtype)
     if g.size and wt.size and g.dtype == wt.dtype and conv_pool_cpp.can_add(wt.dtype):
         # Note [Compiled convolution and pooling kernels]: the column gradient, folded by col2im in C++
         layout = _cpp_layout(wt, n, cg * kh * kw, ow, groups)
@@ -559,9 +567,13 @@ def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Seq
     if tuple(grad_output.shape) != (n, o, oh, ow):
         raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
                            f"the output size {[n, o, oh, ow]}")
+    g = grad_output._data
+    if groups == c > 1 and cg == 1 and o % c == 0 and g.size and x.size and o:  # depthwise, directly in C++
+        gw = conv_pool_cpp.depthwise_backward_weight(g, x, (kh, kw), st, pad, dil)
+        if gw is not None:
+            return wrap(gw, x, input._dtype)
     layout = _cpp_layout(x, n, cg * kh * kw, ow, groups)
     last, batch = layout == "last", layout != "sample"
-    g = grad_output._data
     cols = None
     if o and g.dtype == x.dtype:
         if last:

@@ -208,6 +208,98 @@ void transpose(const T* __restrict src, i64 rows, i64 cols, T* __restrict dst) {
     }
 }
 
+// Depthwise convolution (one input channel per group: weight (O, 1, kh, kw), O = C*m, output channel o
+// reads input channel o / m), directly: a GEMM per group would have one row and kh*kw columns. The same
+// window loops as im2col, multiplying instead of copying; sums run over (i, j) in order (float tolerance
+// against a GEMM's order). out/dx/dw and w, g are C-contiguous; the input x has any strides.
+template <typename T>
+void depthwise_forward(const T* __restrict in, const i64* g, const T* __restrict w, i64 O, T* __restrict out) {
+    const i64 N = g[0], C = g[1], H = g[2], sxn = g[4], sxc = g[5], sxh = g[6], sxw = g[7];
+    const i64 kh = g[8], kw = g[9], sh = g[10], sw = g[11], ph = g[12], pw = g[13], dh = g[14], dw = g[15];
+    const i64 OH = g[16], OW = g[17], m = O / C;
+    const bool dense = sw == 1 && sxw == 1;
+    for (i64 n = 0; n < N; ++n)
+        for (i64 o = 0; o < O; ++o) {
+            const T* __restrict plane = in + n * sxn + (o / m) * sxc;
+            T* __restrict op = out + (n * O + o) * OH * OW;
+            for (i64 k = 0; k < OH * OW; ++k) op[k] = T(0);
+            for (i64 i = 0; i < kh; ++i)
+                for (i64 j = 0; j < kw; ++j) {
+                    const T wv = w[(o * kh + i) * kw + j];
+                    i64 x0, x1;
+                    inside(j, g, &x0, &x1);
+                    const i64 shift = j * dw - pw;
+                    for (i64 y = 0; y < OH; ++y) {
+                        const i64 iy = y * sh - ph + i * dh;
+                        if (iy < 0 || iy >= H) continue;
+                        const T* __restrict src = plane + iy * sxh;
+                        T* __restrict orow = op + y * OW;
+                        if (dense) {
+                            for (i64 x = x0; x < x1; ++x) orow[x] += wv * src[x + shift];
+                        } else {
+                            for (i64 x = x0; x < x1; ++x) orow[x] += wv * src[(x * sw + shift) * sxw];
+                        }
+                    }
+                }
+        }
+}
+
+template <typename T>
+void depthwise_backward_input(const T* __restrict gr, const i64* g, const T* __restrict w, i64 O,
+                              T* __restrict dx) {
+    const i64 N = g[0], C = g[1], H = g[2], W = g[3];
+    const i64 kh = g[8], kw = g[9], sh = g[10], sw = g[11], ph = g[12], pw = g[13], dh = g[14], dw = g[15];
+    const i64 OH = g[16], OW = g[17], m = O / C;
+    std::memset(dx, 0, sizeof(T) * N * C * H * W);
+    for (i64 n = 0; n < N; ++n)
+        for (i64 o = 0; o < O; ++o) {
+            T* __restrict plane = dx + (n * C + o / m) * H * W;
+            const T* __restrict gp = gr + (n * O + o) * OH * OW;
+            for (i64 i = 0; i < kh; ++i)
+                for (i64 j = 0; j < kw; ++j) {
+                    const T wv = w[(o * kh + i) * kw + j];
+                    i64 x0, x1;
+                    inside(j, g, &x0, &x1);
+                    const i64 shift = j * dw - pw;
+                    for (i64 y = 0; y < OH; ++y) {
+                        const i64 iy = y * sh - ph + i * dh;
+                        if (iy < 0 || iy >= H) continue;
+                        T* __restrict drow = plane + iy * W + shift;
+                        const T* __restrict grow = gp + y * OW;
+                        for (i64 x = x0; x < x1; ++x) drow[x * sw] += wv * grow[x];
+                    }
+                }
+        }
+}
+
+template <typename T>
+void depthwise_backward_weight(const T* __restrict gr, const i64* g, const T* __restrict in, i64 O,
+                               T* __restrict dwt) {
+    const i64 N = g[0], C = g[1], H = g[2], sxn = g[4], sxc = g[5], sxh = g[6], sxw = g[7];
+    const i64 kh = g[8], kw = g[9], sh = g[10], sw = g[11], ph = g[12], pw = g[13], dh = g[14], dw = g[15];
+    const i64 OH = g[16], OW = g[17], m = O / C;
+    for (i64 o = 0; o < O; ++o)
+        for (i64 i = 0; i < kh; ++i)
+            for (i64 j = 0; j < kw; ++j) {
+                i64 x0, x1;
+                inside(j, g, &x0, &x1);
+                const i64 shift = j * dw - pw;
+                T acc = T(0);
+                for (i64 n = 0; n < N; ++n) {
+                    const T* __restrict plane = in + n * sxn + (o / m) * sxc;
+                    const T* __restrict gp = gr + (n * O + o) * OH * OW;
+                    for (i64 y = 0; y < OH; ++y) {
+                        const i64 iy = y * sh - ph + i * dh;
+                        if (iy < 0 || iy >= H) continue;
+                        const T* __restrict src = plane + iy * sxh;
+                        const T* __restrict grow = gp + y * OW;
+                        for (i64 x = x0; x < x1; ++x) acc += grow[x] * src[(x * sw + shift) * sxw];
+                    }
+                }
+                dwt[(o * kh + i) * kw + j] = acc;
+            }
+}
+
 template <typename T>
 inline bool is_nan(T v) {
     if constexpr (std::is_floating_point_v<T>) return v != v;
@@ -382,6 +474,20 @@ OPGEN_COL2IM_LAST(float64, double)
 
 OPGEN_COL2IM(float32, float)
 OPGEN_COL2IM(float64, double)
+
+#define OPGEN_DEPTHWISE(SUFFIX, T) \
+    void opgen_depthwise_forward_##SUFFIX(const void* in, const i64* g, const void* w, i64 O, void* out) { \
+        depthwise_forward<T>(static_cast<const T*>(in), g, static_cast<const T*>(w), O, static_cast<T*>(out)); \
+    } \
+    void opgen_depthwise_backward_input_##SUFFIX(const void* gr, const i64* g, const void* w, i64 O, void* dx) { \
+        depthwise_backward_input<T>(static_cast<const T*>(gr), g, static_cast<const T*>(w), O, static_cast<T*>(dx)); \
+    } \
+    void opgen_depthwise_backward_weight_##SUFFIX(const void* gr, const i64* g, const void* in, i64 O, void* dw) { \
+        depthwise_backward_weight<T>(static_cast<const T*>(gr), g, static_cast<const T*>(in), O, \
+                                     static_cast<T*>(dw)); \
+    }
+OPGEN_DEPTHWISE(float32, float)
+OPGEN_DEPTHWISE(float64, double)
 
 #define OPGEN_MAX_POOL(SUFFIX, T) \
     void opgen_max_pool_##SUFFIX(const void* in, const i64* g, void* out, i64* idx) { \

@@ -1,6 +1,6 @@
-"""The C++ kernels of convolution and max pooling (runtime/kernels/conv_pool.cpp): im2col and col2im, the
-max pool and its backward, each one pass; the callers (conv_ops.py, nn_ops.py) keep their NumPy paths for
-when these answer None.
+"""The C++ kernels of convolution and max pooling (runtime/kernels/conv_pool.cpp): im2col and col2im, a
+tiled transpose, the depthwise convolution and its two gradients, the max pool and its backward, each one
+pass; the callers (conv_ops.py, nn_ops.py) keep their NumPy paths for when these answer None.
 
 Note [Compiled convolution and pooling kernels]
 The NumPy convolution makes its columns by padding the input into a buffer and copying a strided window
@@ -10,14 +10,22 @@ C++ each is one loop nest over the windows, with the padding tested instead of w
 every column entry once (memcpy runs at stride 1), col2im adds each one once, the max pool reads each
 window position once and keeps its index as it goes. So one code path serves every stride, padding,
 dilation, group count and kernel size, exactly (no junk columns at padded width, no finite-weight test).
-- Layout. Columns are (N, C*kh*kw, OH*OW), or channel-major (C*kh*kw, N, OH*OW) for one GEMM over the batch
-  (Note [One GEMM or one per sample] in conv_ops.py); any strides of the input.
-- Dtypes. im2col is a copy and runs for elements of 1, 2, 4 or 8 bytes; col2im and the pool's backward add,
-  for float32 and float64; the max pool compares, for float32, float64 and the integer types. Others (float16,
-  bfloat16, complex, bool), CuPy or emulated-device arrays, empty inputs and misaligned ones go to NumPy.
+- Layout. Columns are (N, C*kh*kw, OH*OW), channel-major (C*kh*kw, N, OH*OW) or batch-last
+  (C*kh*kw, OH*OW*N) (Note [Layouts of the compiled columns] in conv_ops.py); any strides of the input.
+  The batch-last copies of the input and gradients, and the results back, go through `transpose`, in
+  cache tiles: NumPy's transposing copy of a batch reads one cache line per element (1.5 ms for the 2 MB
+  input of bench/bench_conv.py's stride-2 layer).
+- Depthwise. A convolution with one input channel per group (groups == C > 1) is computed directly: as
+  GEMMs it is one per group of a single row (the depthwise layer of bench/bench_conv.py: 0.36x the NumPy
+  GEMMs). With one input channel in all (a model's first layer) the GEMMs are faster (2.5x) and stay.
+- Dtypes. im2col and the transpose are copies and run for elements of 1, 2, 4 or 8 bytes; col2im, the
+  depthwise kernels and the pool's backward add, for float32 and float64; the max pool compares, for
+  float32, float64 and the integer types. Others (float16, bfloat16, complex, bool), CuPy or emulated-device
+  arrays, empty inputs and misaligned ones go to NumPy.
 - Results. Copies and the max pool are exact; the max pool takes PyTorch's rule (a greater value or a NaN
-  replaces the running maximum, so the last NaN of a window wins, and ties the first position). col2im and
-  the backward sum in their own order, which may round differently from the NumPy fold (float tolerance).
+  replaces the running maximum, so the last NaN of a window wins, and ties the first position). col2im, the
+  depthwise kernels and the backward sum in their own order, which may round differently from the NumPy
+  fold and GEMMs (float tolerance).
 - Building. The library is built as the compound pointwise one (Note [Compiled eager pointwise kernels],
   runtime/kernels/compiled_pointwise.py): in the background on first use, cached on disk, NumPy meanwhile,
   none without a C++ compiler, none with OPGEN_EAGER_CPP=0. `wait()` blocks until it is loaded (the
@@ -50,6 +58,8 @@ class _Entries:
         p, i64 = ctypes.c_void_p, ctypes.c_longlong
         self.im2col = {size: _declare(lib, f"opgen_im2col_{s}", [p, p, p], None) for size, s in _COPY.items()}
         self.col2im = {dt: _declare(lib, f"opgen_col2im_{s}", [p, p, p], None) for dt, s in _ADD.items()}
+        self.depthwise = {(kind, dt): _declare(lib, f"opgen_depthwise_{kind}_{s}", [p, p, p, i64, p], None)
+                          for kind in ("forward", "backward_input", "backward_weight") for dt, s in _ADD.items()}
         self.transpose = {size: _declare(lib, f"opgen_transpose_{s}", [p, i64, i64, p], None)
                           for size, s in _COPY.items()}
         self.im2col_last = {size: _declare(lib, f"opgen_im2col_batch_last_{s}", [p, p, p], None)
@@ -186,6 +196,69 @@ def transpose(a: Any, out: Any) -> Any:
         return None
     address = _LIBRARY.address
     entries.transpose[a.itemsize](address(a), a.shape[0], a.shape[1], address(out))
+    return out
+
+
+def _depthwise(kind: str, x: Any, dense: Any, size: Sequence[int], o: int, kernel: Sequence[int],
+               st: Sequence[int], pad: Sequence[int], dil: Sequence[int], oh: int, ow: int,
+               out_shape: Sequence[int]) -> Any:
+    """Call entry opgen_depthwise_<kind>: `x` is read with its strides (None: the input is not read),
+    `dense` made C-contiguous; a new C-contiguous array of `out_shape`, or None where C++ cannot."""
+    entries = _loaded()
+    if entries is None or dense.dtype not in _ADD or (x is not None and x.dtype != dense.dtype):
+        return None
+    xs = (0, 0, 0, 0) if x is None else _element_strides(x)
+    if xs is None or _element_strides(dense) is None:
+        return None
+    dense = np.ascontiguousarray(dense)
+    out = np.empty(tuple(out_shape), dense.dtype)
+    g = _geometry(size, xs, kernel, st, pad, dil, oh, ow)
+    return out, entries.depthwise[(kind, dense.dtype)], g, dense
+
+
+def depthwise_forward(x: Any, w: Any, st: Sequence[int], pad: Sequence[int], dil: Sequence[int], oh: int,
+                      ow: int) -> Any:
+    """The output (N, O, OH, OW) of a depthwise convolution of x (N, C, H, W) with w (O, 1, kh, kw), a new
+    array; None where C++ cannot compute it."""
+    o, _, kh, kw = w.shape
+    call = _depthwise("forward", x, w, x.shape, o, (kh, kw), st, pad, dil, oh, ow, (x.shape[0], o, oh, ow))
+    if call is None:
+        return None
+    out, fn, g, w = call
+    address = _LIBRARY.address
+    fn(address(x), address(g), address(w), o, address(out))
+    return out
+
+
+def depthwise_backward_input(grad: Any, w: Any, size: Sequence[int], st: Sequence[int], pad: Sequence[int],
+                             dil: Sequence[int]) -> Any:
+    """The input gradient (`size`, N, C, H, W) of a depthwise convolution with w (O, 1, kh, kw) from its
+    output gradient (N, O, OH, OW); None where C++ cannot compute it."""
+    o, _, kh, kw = w.shape
+    if w.dtype != grad.dtype:
+        return None
+    call = _depthwise("backward_input", None, grad, size, o, (kh, kw), st, pad, dil, *grad.shape[2:], size)
+    if call is None:
+        return None
+    out, fn, g, grad = call
+    w = np.ascontiguousarray(w)
+    address = _LIBRARY.address
+    fn(address(grad), address(g), address(w), o, address(out))
+    return out
+
+
+def depthwise_backward_weight(grad: Any, x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int],
+                              dil: Sequence[int]) -> Any:
+    """The weight gradient (O, 1, kh, kw) of a depthwise convolution of x (N, C, H, W) from its output
+    gradient (N, O, OH, OW); None where C++ cannot compute it."""
+    o = grad.shape[1]
+    call = _depthwise("backward_weight", x, grad, x.shape, o, kernel, st, pad, dil, *grad.shape[2:],
+                      (o, 1, *kernel))
+    if call is None:
+        return None
+    out, fn, g, grad = call
+    address = _LIBRARY.address
+    fn(address(grad), address(g), address(x), o, address(out))
     return out
 
 

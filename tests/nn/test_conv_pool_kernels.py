@@ -60,6 +60,7 @@ CONV_CASES = [
     ((9, 8, 5, 3), (6, 4, 3, 3), 1, (1, 0), 1, 2),       # batch-last, grouped
     ((10, 16, 7, 6), (4, 16, 2, 3), (2, 1), (1, 0), (1, 2), 1),  # batch-last, strided and dilated
     ((2, 16, 7, 9), (5, 16, 3, 3), (1, 2), 2, (2, 1), 1),  # C++ channel-major columns, one GEMM
+    ((3, 4, 9, 8), (8, 1, 3, 2), (1, 2), 1, (2, 1), 4),  # C++: depthwise with multiplier 2, directly
 ]
 
 
@@ -129,7 +130,7 @@ def test_conv2d_results_are_not_scratch_buffers(one_thread: bool, monkeypatch: A
     # and a later call (which rewrites them) leaves earlier results as they were.
     from runtime.kernels import conv_ops
     monkeypatch.setattr(conv_ops, "one_blas_thread", lambda: one_thread)
-    for case in (CONV_CASES[0], CONV_CASES[1], CONV_CASES[8], CONV_CASES[-2], CONV_CASES[-4]):
+    for case in (CONV_CASES[0], CONV_CASES[1], CONV_CASES[8], CONV_CASES[-3], CONV_CASES[-5], CONV_CASES[-1]):
         first = _conv_results(case, 0)
         kept = [a.copy() for a in first]
         _conv_results(case, 1)
@@ -287,7 +288,8 @@ def test_max_pool2d_on_cuda_matches_torch(case: tuple) -> None:
 def _spy(monkeypatch: Any) -> dict[str, int]:
     """Count the C++ entries that answered (returned a result, not None)."""
     calls: dict[str, int] = {}
-    for name in ("im2col", "im2col_batch_last", "col2im", "col2im_batch_last", "max_pool", "max_pool_backward"):
+    for name in ("im2col", "im2col_batch_last", "col2im", "col2im_batch_last", "max_pool", "max_pool_backward",
+                 "depthwise_forward", "depthwise_backward_input", "depthwise_backward_weight"):
         real = getattr(conv_pool_cpp, name)
 
         def counted(*args: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
@@ -301,8 +303,9 @@ def _spy(monkeypatch: Any) -> dict[str, int]:
 
 @pytest.mark.parametrize(("case", "layout", "entries"), [
     (CONV_CASES[0], "sample", {"im2col": 2, "col2im": 1}),   # C*kh*kw = 27: per-sample GEMMs
-    (CONV_CASES[-4], "last", {"im2col_batch_last": 2, "col2im_batch_last": 1}),
-    (CONV_CASES[-1], "batch", {"im2col": 2, "col2im": 1}),
+    (CONV_CASES[-5], "last", {"im2col_batch_last": 2, "col2im_batch_last": 1}),
+    (CONV_CASES[-2], "batch", {"im2col": 2, "col2im": 1}),
+    (CONV_CASES[5], "sample", {"im2col": 2, "col2im": 1}),  # one input channel: not the depthwise kernel
 ])
 def test_conv2d_takes_the_cpp_kernels_in_each_layout(case: tuple, layout: str, entries: dict, monkeypatch: Any) -> None:
     _require_cpp()
@@ -315,6 +318,15 @@ def test_conv2d_takes_the_cpp_kernels_in_each_layout(case: tuple, layout: str, e
     _conv_case(case, np.float32, "cpu", False)
     assert set(layouts) == {layout}
     assert calls == entries
+
+
+@pytest.mark.parametrize("case", [CONV_CASES[4], CONV_CASES[-1]], ids=lambda c: str(c[:2]))
+def test_depthwise_conv2d_takes_the_direct_cpp_kernels(case: tuple, monkeypatch: Any) -> None:
+    _require_cpp()
+    calls = _spy(monkeypatch)
+    for transposed in (False, True):
+        _conv_case(case, np.float32, "cpu", transposed)
+    assert calls == {"depthwise_forward": 2, "depthwise_backward_input": 2, "depthwise_backward_weight": 2}
 
 
 def test_max_pool2d_takes_the_cpp_kernels(monkeypatch: Any) -> None:
