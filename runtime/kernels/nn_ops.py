@@ -455,18 +455,12 @@ def avg_pool_divisors(h: int, w: int, k: Sequence[int], st: Sequence[int], pad: 
                       count_include_pad: bool) -> Any:
     """The divisor of each output of avg_pool2d (PyTorch's rule: windows clipped to input + padding, and to
     the input itself when padding is not counted)."""
-    out = np.empty((oh, ow))
-    for i in range(oh):
-        hs = i * st[0] - pad[0]
-        he = min(hs + k[0], h + pad[0])
-        for j in range(ow):
-            ws = j * st[1] - pad[1]
-            we = min(ws + k[1], w + pad[1])
-            if count_include_pad:
-                out[i, j] = (he - hs) * (we - ws)
-            else:
-                out[i, j] = (min(he, h) - max(hs, 0)) * (min(we, w) - max(ws, 0))
-    return out
+    def extent(size: int, kernel: int, step: int, p: int, n: int) -> Any:  # the window sizes along one dim
+        start = np.arange(n) * step - p
+        end = np.minimum(start + kernel, size + p)
+        return end - start if count_include_pad else np.minimum(end, size) - np.maximum(start, 0)
+
+    return np.outer(extent(h, k[0], st[0], pad[0], oh), extent(w, k[1], st[1], pad[1], ow)).astype(np.float64)
 
 
 def pool_geometry(self: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool) -> Any:
