@@ -405,7 +405,7 @@ def _batch_last_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: S
                         oh: int, ow: int) -> Any:
     """The batch-last columns (C*kh*kw, OH*OW*N) of x (N, C, H, W) made in C++ in scratch slot COLS, from a
     (C, H, W, N) copy in slot PAD; None where the C++ kernels cannot."""
-    if not conv_pool_cpp.ready() or not x.size:
+    if not conv_pool_cpp.ready(x) or not x.size:
         return None
     xt = _batch_last(x, PAD).reshape(*x.shape[1:], x.shape[0])
     return conv_pool_cpp.im2col_batch_last(xt, kernel, st, pad, dil, oh, ow,
@@ -506,7 +506,7 @@ def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequ
         out = conv_pool_cpp.depthwise_backward_input(g, wt, (n, c, h, w_), st, pad, dil)
         if out is not None:
             return wrap(out, wt, weight._dtype)
-    if g.size and wt.size and g.dtype == wt.dtype and conv_pool_cpp.can_add(wt.dtype):
+    if g.size and wt.size and g.dtype == wt.dtype and conv_pool_cpp.can_add(wt):
         # Note [Compiled convolution and pooling kernels]: the column gradient, folded by col2im in C++
         layout = _cpp_layout(wt, n, cg * kh * kw, ow, groups)
         batch = layout == "batch"

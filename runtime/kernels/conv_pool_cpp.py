@@ -105,9 +105,10 @@ def numpy_only() -> Iterator[None]:
         _off.pop()
 
 
-def ready() -> bool:
-    """Whether the library is loaded (starting its build if not)."""
-    return _loaded() is not None
+def ready(a: Any) -> bool:
+    """Whether the library is loaded (starting its build if not) and `a` is a NumPy array (not CuPy's or the
+    emulated device's)."""
+    return a.__class__ is np.ndarray and _loaded() is not None
 
 
 def wait(timeout: float | None = None) -> str:
@@ -262,9 +263,10 @@ def depthwise_backward_weight(grad: Any, x: Any, kernel: Sequence[int], st: Sequ
     return out
 
 
-def can_add(dtype: Any) -> bool:
-    """Whether col2im and the max pool's backward run in C++ for `dtype` (once the library is loaded)."""
-    return np.dtype(dtype) in _ADD and _loaded() is not None
+def can_add(a: Any) -> bool:
+    """Whether col2im and the max pool's backward run in C++ on arrays like `a` (NumPy's, of a dtype they
+    add, once the library is loaded)."""
+    return a.__class__ is np.ndarray and a.dtype in _ADD and _loaded() is not None
 
 
 def col2im(cols: Any, size: Sequence[int], kernel: Sequence[int], st: Sequence[int], pad: Sequence[int],
