@@ -8,7 +8,8 @@ training benchmarks' models (bench/bench_training.py: cnn and demo); the rest co
 their build first) and on its NumPy paths (`numpy`). The three are timed in interleaved rounds; the figures
 are the medians over the rounds of opgen's time over PyTorch's (goal <= 1.0) and of the C++ over the NumPy
 time; `--cpu-time` as in bench/bench_training.py. Run:
-`python bench/bench_conv.py [--rounds N] [--only SUBSTR] [--cpu-time]`.
+`python bench/bench_conv.py [--rounds N] [--only SUBSTR] [--cpu-time]`; `--demo N` times the demo's training
+loop instead (bench/bench_compile.py `demo_rows`) on the NumPy paths and the C++ kernels, N times each.
 """
 from __future__ import annotations
 
@@ -87,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=0.1, help="length of one round of one library")
     parser.add_argument("--only", help="layers whose name contains this")
     parser.add_argument("--cpu-time", action="store_true", help="time by this thread's CPU clock")
+    parser.add_argument("--demo", type=int, default=0, metavar="N",
+                        help="instead, N runs of the demo's training loop (bench/bench_compile.py demo_rows) with "
+                             "and without the C++ kernels")
     args = parser.parse_args(argv)
     import generated as G
     torch = torch_one_thread()
@@ -95,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     from runtime.kernels import conv_pool_cpp
     state = conv_pool_cpp.wait()
     print(f"opgen's C++ conv/pool kernels: {state}")
+    if args.demo:
+        return demo(G, args.demo, args.cpu_time)
 
     def numpy_path(step: Callable[[], object]) -> Callable[[], object]:
         def run() -> object:
@@ -135,6 +141,42 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{'figure':<40}  {'value':>6}  {'goal':>6}  {'ok':>3}")
     for name, ratio in figures:
         print(f"{name + ' / torch':<40}  {ratio:>6.2f}  {'<= ' + str(GOAL):>6}  {'yes' if ratio <= GOAL else 'NO':>3}")
+    return 0
+
+
+def demo(G: Any, runs: int, cpu_time: bool) -> int:
+    """The demo's training loop per batch (eager, step compiled, PyTorch eager), on opgen's NumPy conv/pool
+    paths and on its C++ kernels, alternating, `runs` times each; with `cpu_time`, demo_rows's median of
+    rounds is taken by this thread's CPU clock."""
+    from bench import bench_compile
+    from bench.bench_compile import demo_rows
+    from runtime.kernels import conv_pool_cpp
+
+    if cpu_time:
+        clock = clock_of(True)
+
+        def best(fn: Callable[[], object], rounds: int = 15) -> float:
+            fn()
+            times = []
+            for _ in range(rounds):
+                start = clock()
+                fn()
+                times.append(clock() - start)
+            return statistics.median(times)
+        bench_compile.best = best
+
+    print(f"{'conv/pool':<9} {'eager ms':>9} {'compiled ms':>11} {'torch ms':>9} {'eager/torch':>11} "
+          f"{'compiled/torch':>14}")
+    for _ in range(runs):
+        for kind in ("numpy", "C++"):
+            if kind == "numpy":
+                with conv_pool_cpp.numpy_only():
+                    rows = demo_rows(G, 10, 9)
+            else:
+                rows = demo_rows(G, 10, 9)
+            eager, compiled, t = (rows[k] for k in ("opgen eager", "opgen step compiled", "PyTorch eager"))
+            print(f"{kind:<9} {eager * 1e3:9.2f} {compiled * 1e3:11.2f} {t * 1e3:9.2f} {eager / t:11.2f} "
+                  f"{compiled / t:14.2f}", flush=True)
     return 0
 
 
