@@ -12,6 +12,9 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 namespace {
 
@@ -207,6 +210,56 @@ void transpose(const T* __restrict src, i64 rows, i64 cols, T* __restrict dst) {
         }
     }
 }
+
+#if defined(__AVX__)
+// 4-byte elements with AVX: 8x8 blocks transposed in registers (2x the tiled loops above on the
+// batch-last copies of bench/bench_conv.py's layers); the edges that are not whole blocks elementwise.
+inline void transpose8x8(const float* s, i64 ss, float* d, i64 ds) {
+    const __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ss), r2 = _mm256_loadu_ps(s + 2 * ss),
+                 r3 = _mm256_loadu_ps(s + 3 * ss), r4 = _mm256_loadu_ps(s + 4 * ss),
+                 r5 = _mm256_loadu_ps(s + 5 * ss), r6 = _mm256_loadu_ps(s + 6 * ss),
+                 r7 = _mm256_loadu_ps(s + 7 * ss);
+    const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1),
+                 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3),
+                 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+                 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
+                 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
+                 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
+                 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(d + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(d + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(d + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(d + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(d + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(d + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(d + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+template <>
+void transpose<uint32_t>(const uint32_t* __restrict src_bits, i64 rows, i64 cols, uint32_t* __restrict dst_bits) {
+    // moved as float lanes: shuffles and unaligned loads and stores copy the bits unchanged
+    const float* src = reinterpret_cast<const float*>(src_bits);
+    float* dst = reinterpret_cast<float*>(dst_bits);
+    constexpr i64 B = 32;
+    for (i64 r0 = 0; r0 < rows; r0 += B) {
+        const i64 r1 = r0 + B < rows ? r0 + B : rows;
+        for (i64 c0 = 0; c0 < cols; c0 += B) {
+            const i64 c1 = c0 + B < cols ? c0 + B : cols;
+            i64 r = r0;
+            for (; r + 8 <= r1; r += 8) {
+                i64 c = c0;
+                for (; c + 8 <= c1; c += 8) transpose8x8(src + r * cols + c, cols, dst + c * rows + r, rows);
+                for (; c < c1; ++c)
+                    for (i64 k = r; k < r + 8; ++k) dst_bits[c * rows + k] = src_bits[k * cols + c];
+            }
+            for (; r < r1; ++r)
+                for (i64 c = c0; c < c1; ++c) dst_bits[c * rows + r] = src_bits[r * cols + c];
+        }
+    }
+}
+#endif
 
 // Depthwise convolution (one input channel per group: weight (O, 1, kh, kw), O = C*m, output channel o
 // reads input channel o / m), directly: a GEMM per group would have one row and kh*kw columns. The same

@@ -425,3 +425,16 @@ def test_conv_pool_without_cpp_kernels_in_a_new_process() -> None:
                           cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "numpy ok" in proc.stdout
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.int16, np.uint8])
+def test_cpp_transpose_of_every_element_size(dtype: Any) -> None:
+    # The batch-last copies: whole 8x8 register blocks (4-byte elements with AVX), tiles and ragged edges.
+    _require_cpp()
+    rng = np.random.default_rng(5)
+    for rows, cols in [(1, 1), (7, 9), (8, 8), (61, 333), (64, 17), (3, 64)]:
+        a = (rng.standard_normal((rows, cols)) * 100).astype(dtype)
+        out = np.empty((cols, rows), dtype)
+        assert conv_pool_cpp.transpose(a, out) is out
+        np.testing.assert_array_equal(out, a.T)
+    assert conv_pool_cpp.transpose(np.zeros((4, 6), np.float32).T, np.empty((4, 6), np.float32)) is None
