@@ -243,6 +243,8 @@ def demo_rows(G, batches: int, rounds: int) -> dict[str, float]:  # type: ignore
     from demo.train import build_model, has_conv_ops
 
     kind = "cnn" if has_conv_ops() else "mlp"
+    from runtime.kernels import conv_pool_cpp
+    conv_pool_cpp.wait()  # time the C++ conv/pool kernels, not NumPy while they build (first run on a machine)
     size, batch = 12, 64
     data, _ = train_test_split(batch * batches, 10, size=size)
     G.manual_seed(0)

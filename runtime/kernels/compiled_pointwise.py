@@ -152,6 +152,17 @@ class Library:
             self.state, self._thread = "idle", None
 
     # -- calling -----------------------------------------------------------------------------------
+    def loaded(self) -> ctypes.CDLL | None:
+        """The loaded library, or None (starting the build) while it is not: for hand-written kernels that
+        declare their own entries (runtime/kernels/conv_pool_cpp.py)."""
+        if self._lib is None:
+            self.start()
+        return self._lib
+
+    def address(self, a: np.ndarray) -> int:
+        """The data pointer of NumPy array `a` (the fast read once the library is loaded)."""
+        return self._pointer(a)
+
     def _entry(self, kernel: str, dtype: np.dtype[Any], path: str, tensors: int, scalars: int) -> Any:
         key = (kernel, dtype, path)
         fn = self._entries.get(key)

@@ -16,6 +16,10 @@ over the batch (Note [Convolution rows at padded width]), and the stride-1 input
 once measured 7x slower: OpenBLAS had threaded it on the shared 2-core machine. With one BLAS thread, as
 the benchmarks run, it is the faster form: Note [One GEMM or one per sample].) The weight gradient makes
 its columns again. Temporaries live in per-thread scratch buffers (Note [Convolution scratch buffers]).
+Once the C++ conv/pool kernels are loaded (Note [Compiled convolution and pooling kernels],
+runtime/kernels/conv_pool_cpp.py) the columns and the input gradient's fold are theirs, in the layouts of
+Note [Layouts of the compiled columns]; the NumPy forms below serve the rest (other dtypes, CuPy arrays, no
+compiler, OPGEN_EAGER_CPP=0).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from runtime import dtypes
+from runtime.kernels import conv_pool_cpp
 from runtime.kernels._xp import as_tuple, strided_view, wrap, xp_of
 from runtime.tensor import Tensor
 from runtime.threads import one_blas_thread
@@ -149,6 +154,10 @@ def unfold_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequen
     """The (N, C*kh*kw, OH*OW) columns of x (N, C, H, W) (im2col): Note [Convolution column layout]. One copy
     of a strided window view, a new array or, `in_scratch`, in scratch slot COLS; `x` may have any strides."""
     n, c = x.shape[:2]
+    if not in_scratch:  # Note [Compiled convolution and pooling kernels]
+        cols = conv_pool_cpp.im2col(x, kernel, st, pad, dil, oh, ow, False, lambda shape: np.empty(shape, x.dtype))
+        if cols is not None:
+            return cols
     view = windows(padded(x, pad), kernel, dil, st, oh, ow)
     cols = _scratch_copy(COLS, view) if in_scratch else copied(view)
     return cols.reshape(n, c * kernel[0] * kernel[1], oh * ow)
@@ -320,7 +329,25 @@ def _convolve(x: Any, w: Any, st: Sequence[int], pad: Sequence[int], dil: Sequen
     n, c = x.shape[:2]
     o, _, kh, kw = w.shape
     oh, ow = out_size(x.shape, (kh, kw), dil, pad, st)
+    if groups == c > 1 and w.shape[1] == 1 and x.size and w.size:  # Note [Compiled convolution and pooling kernels]
+        out = conv_pool_cpp.depthwise_forward(x, w, st, pad, dil, oh, ow)
+        if out is not None:
+            return out
     wm = w.reshape(o, -1)
+    layout = _cpp_layout(x, n, c * kh * kw // groups, ow, groups)
+    batch = layout == "batch"
+    if layout == "last" and w.size:
+        cols = _batch_last_columns(x, (kh, kw), st, pad, dil, oh, ow)
+        if cols is not None:  # Note [Compiled convolution and pooling kernels]: (O, OH*OW*N), then NCHW
+            out = _product(wm, cols) if groups == 1 else _times_weight(wm, cols, groups)
+            return _batch_first(out.reshape(o * oh * ow, n), (n, o, oh, ow))
+    cols = _cpp_columns(x, (kh, kw), st, pad, dil, oh, ow, batch) if w.size else None
+    if cols is not None:  # Note [Compiled convolution and pooling kernels]
+        if batch:  # (O, N*L): one GEMM over the batch, then into NCHW order
+            cols = cols.reshape(c * kh * kw, n * oh * ow)
+            out = _product(wm, cols) if groups == 1 else _times_weight(wm, cols, groups)
+            return copied(out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3))
+        return _times_weight(wm, cols, groups).reshape(n, o, oh, ow)
     wp = x.shape[3] + 2 * pad[1]
     # Wide rows save the copy's short inner loops (OW long) but pay for their junk columns in the GEMM and
     # in a cropping copy: taken for short rows (OW <= 16) with at most 1/8 of junk, before channels last
@@ -342,6 +369,76 @@ def _convolve(x: Any, w: Any, st: Sequence[int], pad: Sequence[int], dil: Sequen
         return _nchw(_product(cols, wl) if _batch_gemm(x) else cols.reshape(n, oh * ow, -1) @ wl, n, oh, ow)
     cols = unfold_columns(x, (kh, kw), st, pad, dil, oh, ow, in_scratch=True)
     return _times_weight(wm, cols, groups).reshape(n, o, oh, ow)
+
+
+# Note [Layouts of the compiled columns]
+# With the C++ columns (Note [Compiled convolution and pooling kernels], conv_pool_cpp.py) each product takes
+# one of three layouts. "sample": (N, C*kh*kw, L), a GEMM per sample whose (N, O, L) result is already in
+# NCHW order; taken where BLAS may thread (Note [One GEMM or one per sample]) and where a group's
+# C*kh*kw is below `_CPP_SAMPLE_K` (a model's first layer: the GEMMs are cheap, and the two transposing
+# copies of the other layouts cost more than one GEMM saves: the demo's 1->16 layer 0.6x), without groups
+# (N*groups GEMMs of a depthwise convolution cost 1.2x the channel-major layout's groups). "last":
+# (C*kh*kw, OH*OW*N), one GEMM over the batch, for a batch larger than a row (N > OW): each window position
+# is then one run of N elements (the demo's 16->32 layer at 6x6, whose rows are 6 long); the input and the
+# output gradient are copied batch-last first and the result transposed back. "batch": (C*kh*kw, N, L), one
+# GEMM, otherwise.
+_CPP_SAMPLE_K = 32
+
+
+def _cpp_layout(a: Any, n: int, k: int, ow: int, groups: int) -> str:
+    """The C++ columns' layout for a convolution of batch n, a group's C*kh*kw = k and OW-long rows, on
+    arrays like `a`: Note [Layouts of the compiled columns]."""
+    if not _batch_gemm(a) or (k < _CPP_SAMPLE_K and groups == 1):
+        return "sample"
+    return "last" if n > ow else "batch"
+
+
+def _cpp_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int], dil: Sequence[int], oh: int,
+                 ow: int, channel_major: bool) -> Any:
+    """The columns of x made in C++ in scratch slot COLS, (N, C*kh*kw, L) or with `channel_major`
+    (C*kh*kw, N, L); None where the C++ kernels cannot (Note [Compiled convolution and pooling kernels])."""
+    return conv_pool_cpp.im2col(x, kernel, st, pad, dil, oh, ow, channel_major,
+                                lambda shape: _scratch(COLS, shape, x.dtype, x))
+
+
+def _batch_last_columns(x: Any, kernel: Sequence[int], st: Sequence[int], pad: Sequence[int], dil: Sequence[int],
+                        oh: int, ow: int) -> Any:
+    """The batch-last columns (C*kh*kw, OH*OW*N) of x (N, C, H, W) made in C++ in scratch slot COLS, from a
+    (C, H, W, N) copy in slot PAD; None where the C++ kernels cannot."""
+    if not conv_pool_cpp.ready(x) or not x.size:
+        return None
+    xt = _batch_last(x, PAD).reshape(*x.shape[1:], x.shape[0])
+    return conv_pool_cpp.im2col_batch_last(xt, kernel, st, pad, dil, oh, ow,
+                                           lambda shape: _scratch(COLS, shape, x.dtype, x))
+
+
+def _batch_last(a: Any, slot: int) -> Any:
+    """`a` (N, ...) as a C-contiguous (size / N, N) matrix, batch last, in scratch `slot` (a tiled C++
+    transpose where `a` is C-contiguous)."""
+    n = a.shape[0]
+    out = _scratch(slot, (a.size // n, n), a.dtype, a)
+    if not a.flags.c_contiguous or conv_pool_cpp.transpose(a.reshape(n, -1), out) is None:
+        out.reshape(*a.shape[1:], n)[...] = a.transpose(*range(1, a.ndim), 0)
+    return out
+
+
+def _batch_first(m: Any, shape: Sequence[int]) -> Any:
+    """A batch-last (size / N, N) matrix `m` (C-contiguous) as a new C-contiguous array of `shape` (N, ...)."""
+    out = np.empty(tuple(shape), m.dtype) if m.__class__ is np.ndarray else None
+    if out is None or conv_pool_cpp.transpose(m, out.reshape(shape[0], -1)) is None:
+        return copied(m.reshape(*shape[1:], shape[0]).transpose(len(shape) - 1, *range(len(shape) - 1)))
+    return out
+
+
+def _grad_last(g: Any) -> Any:
+    """The output gradient (N, O, OH, OW) as an (O, OH*OW*N) matrix (batch last), in scratch slot PAD."""
+    return _batch_last(g, PAD).reshape(g.shape[1], -1)
+
+
+def _grad_rows(g: Any) -> Any:
+    """The output gradient (N, O, OH, OW) as an (O, N*OH*OW) matrix, in scratch slot PAD."""
+    n, o, oh, ow = g.shape
+    return _scratch_copy(PAD, g.transpose(1, 0, 2, 3)).reshape(o, n * oh * ow)
 
 
 def _grad_matrices(grad_output: Tensor, wp: int | None = None) -> Any:
@@ -404,6 +501,28 @@ def _conv2d_backward_input(grad_output: Tensor, weight: Tensor, input_size: Sequ
         raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
                            f"input size {[n, c, h, w_]} and weight of size {list(wt.shape)} (groups={groups})")
     wm = wt.reshape(o, -1)
+    g = grad_output._data
+    if groups == c > 1 and cg == 1 and o % c == 0 and g.size and wt.size:  # depthwise, directly in C++
+        out = conv_pool_cpp.depthwise_backward_input(g, wt, (n, c, h, w_), st, pad, dil)
+        if out is not None:
+            return wrap(out, wt, weight._dtype)
+    if g.size and wt.size and g.dtype == wt.dtype and conv_pool_cpp.can_add(wt):
+        # Note [Compiled convolution and pooling kernels]: the column gradient, folded by col2im in C++
+        layout = _cpp_layout(wt, n, cg * kh * kw, ow, groups)
+        batch = layout == "batch"
+        if layout == "last":  # (C*kh*kw, OH*OW*N), one GEMM, batch last
+            rows = _grad_last(g)
+            gcols = _product(wm.T, rows) if groups == 1 else _times_weight_t(wm, rows[None], groups)[0]
+            dxt = _scratch(PAD, (c, h, w_, n), g.dtype, g)
+            if conv_pool_cpp.col2im_batch_last(gcols, (n, c, h, w_), (kh, kw), st, pad, dil, oh, ow, dxt) is not None:
+                return wrap(_batch_first(dxt.reshape(-1, n), (n, c, h, w_)), wt, weight._dtype)
+        if batch:  # (C*kh*kw, N*L), one GEMM over the batch
+            gcols = _times_weight_t(wm, _grad_rows(g)[None], groups)[0].reshape(-1, n, oh * ow)
+        else:
+            gcols = _times_weight_t(wm, g.reshape(n, o, oh * ow), groups)
+        out = conv_pool_cpp.col2im(gcols, (n, c, h, w_), (kh, kw), st, pad, dil, oh, ow, batch)
+        if out is not None:
+            return wrap(out, wt, weight._dtype)
     xp = xp_of(wt)
     hp, wp = h + 2 * pad[0], w_ + 2 * pad[1]
     finite = st == (1, 1) and n and bool(xp.isfinite(wt).all())
@@ -448,6 +567,30 @@ def _conv2d_backward_weight(grad_output: Tensor, input: Tensor, weight_size: Seq
     if tuple(grad_output.shape) != (n, o, oh, ow):
         raise RuntimeError(f"convolution backward: grad_output of size {list(grad_output.shape)} does not match "
                            f"the output size {[n, o, oh, ow]}")
+    g = grad_output._data
+    if groups == c > 1 and cg == 1 and o % c == 0 and g.size and x.size and o:  # depthwise, directly in C++
+        gw = conv_pool_cpp.depthwise_backward_weight(g, x, (kh, kw), st, pad, dil)
+        if gw is not None:
+            return wrap(gw, x, input._dtype)
+    layout = _cpp_layout(x, n, cg * kh * kw, ow, groups)
+    last, batch = layout == "last", layout != "sample"
+    cols = None
+    if o and g.dtype == x.dtype:
+        if last:
+            cols = _batch_last_columns(x, (kh, kw), st, pad, dil, oh, ow)
+        else:
+            cols = _cpp_columns(x, (kh, kw), st, pad, dil, oh, ow, batch)
+    if cols is not None:  # Note [Compiled convolution and pooling kernels]
+        if batch:  # g (O, N*L) @ columns^T (N*L, C*kh*kw): one GEMM over the batch
+            rows = _grad_last(g) if last else _grad_rows(g)
+            cols = cols.reshape(-1, n * oh * ow)
+            if groups == 1:
+                gw = rows @ cols.T
+            else:
+                gw = (_grouped(rows, groups) @ _grouped(cols, groups).transpose(0, 2, 1)).reshape(o, -1)
+        else:
+            gw = _outer_sum(g.reshape(n, o, oh * ow), cols, groups)
+        return wrap(gw.reshape(o, cg, kh, kw), x, input._dtype)
     if _channels_last(c, kw, groups) and x.size:  # Note [Channels-last convolution columns]
         cols = _columns_last(x, (kh, kw), st, pad, dil, oh, ow)
         g = _grad_matrices(grad_output)

@@ -1,6 +1,7 @@
 """Neural-network kernels (CompositeExplicitAutograd, NumPy or CuPy): softmax/log_softmax, cross entropy over
 class indices, native_dropout, im2col/col2im (the unfold/fold behind conv2d and avg_pool2d) and
-max_pool2d_with_indices."""
+max_pool2d_with_indices. im2col, col2im and the max pool (and its backward) run the C++ kernels of
+runtime/kernels/conv_pool_cpp.py once they are loaded, and NumPy otherwise."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from runtime import dtypes
 from runtime import strides as S
-from runtime.kernels import conv_ops
+from runtime.kernels import conv_ops, conv_pool_cpp
 from runtime.kernels._xp import as_tuple, scatter_add_at, wrap, xp_of
 from runtime.kernels.checks import check_weight_dtype
 from runtime.random import _engine
@@ -270,6 +271,9 @@ def col2im(self: Tensor, output_size: Sequence[int], kernel_size: Sequence[int],
         raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={dil}, padding={pad}, stride={st}, "
                            f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
                            f"{oh} * {ow} = {oh * ow}, but got input.size(2)={length}.")
+    folded = conv_pool_cpp.col2im(cols, (n, c, *size), k, st, pad, dil, oh, ow, False) if ckk else None
+    if folded is not None:  # Note [Compiled convolution and pooling kernels]
+        return wrap(folded if batched else folded[0], a, self._dtype)
     out = xp.zeros((n, c, size[0] + 2 * pad[0], size[1] + 2 * pad[1]), dtype=cols.dtype)
     conv_ops.fold_add(out, cols.reshape(n, c, k[0], k[1], oh, ow), k, dil, st)
     out = out[:, :, pad[0]:pad[0] + size[0], pad[1]:pad[1] + size[1]]
@@ -321,6 +325,9 @@ def max_pool2d_with_indices(self: Tensor, kernel_size: Sequence[int], stride: Se
     """Max over each window; indices are flat positions h * W + w in the (unpadded) input plane."""
     k, st, pad, dil, oh, ow = _pool_args(self, kernel_size, stride, padding, dilation, ceil_mode)
     a = self._data
+    compiled = conv_pool_cpp.max_pool(a, k, st, pad, dil, oh, ow)
+    if compiled is not None:  # Note [Compiled convolution and pooling kernels]
+        return wrap(compiled[0], a, self._dtype), wrap(compiled[1], a, dtypes.int64)
     xp = xp_of(a)
     h, w = a.shape[-2:]
     if st == k and dil == (1, 1) and pad == (0, 0) and oh * k[0] <= h and ow * k[1] <= w and a.size:
@@ -352,13 +359,14 @@ def max_pool2d_with_indices(self: Tensor, kernel_size: Sequence[int], stride: Se
     for pos in range(last - (0 if edged else 1), -1, -1):
         v = views[pos]
         hit = v == best
-        if nan:
-            hit |= v != v
         if edged:
             i, j = divmod(pos, k[1])
             y, z = rows + i * dil[0], cols + j * dil[1]
             hit &= ((y >= 0) & (y < h)) & ((z >= 0) & (z < w))
         xp.copyto(r, pos, where=hit)
+    if nan:  # a NaN wins its window, the last NaN of it as in PyTorch (the padding holds none)
+        for pos, v in enumerate(views):
+            xp.copyto(r, pos, where=v != v)
     offsets = xp.asarray([i * dil[0] * w + j * dil[1] for i in range(k[0]) for j in range(k[1])], dtype=np.int64)
     flat = offsets.take(r)
     flat += rows * w + cols
@@ -427,6 +435,9 @@ def max_pool2d_with_indices_backward(grad_output: Tensor, self: Tensor, kernel_s
     xp = xp_of(g)
     h, w = self.shape[-2:]
     planes = g.size // (oh * ow) if g.size else 0
+    compiled = conv_pool_cpp.max_pool_backward(g, idx, planes, h * w) if planes else None
+    if compiled is not None:  # Note [Compiled convolution and pooling kernels]
+        return wrap(compiled.reshape(self.shape), g, grad_output._dtype)
     flat = idx.reshape(planes, oh * ow) + xp.arange(0, planes * h * w, h * w).reshape(planes, 1)
     dt = g.dtype
     if st[0] >= dil[0] * (k[0] - 1) + 1 and st[1] >= dil[1] * (k[1] - 1) + 1:
@@ -444,18 +455,12 @@ def avg_pool_divisors(h: int, w: int, k: Sequence[int], st: Sequence[int], pad: 
                       count_include_pad: bool) -> Any:
     """The divisor of each output of avg_pool2d (PyTorch's rule: windows clipped to input + padding, and to
     the input itself when padding is not counted)."""
-    out = np.empty((oh, ow))
-    for i in range(oh):
-        hs = i * st[0] - pad[0]
-        he = min(hs + k[0], h + pad[0])
-        for j in range(ow):
-            ws = j * st[1] - pad[1]
-            we = min(ws + k[1], w + pad[1])
-            if count_include_pad:
-                out[i, j] = (he - hs) * (we - ws)
-            else:
-                out[i, j] = (min(he, h) - max(hs, 0)) * (min(we, w) - max(ws, 0))
-    return out
+    def extent(size: int, kernel: int, step: int, p: int, n: int) -> Any:  # the window sizes along one dim
+        start = np.arange(n) * step - p
+        end = np.minimum(start + kernel, size + p)
+        return end - start if count_include_pad else np.minimum(end, size) - np.maximum(start, 0)
+
+    return np.outer(extent(h, k[0], st[0], pad[0], oh), extent(w, k[1], st[1], pad[1], ow)).astype(np.float64)
 
 
 def pool_geometry(self: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool) -> Any:
