@@ -34,7 +34,8 @@ from runtime.autograd.grad_mode import is_grad_enabled
 from runtime.compile.capture import GraphBreak, capture_joint, capture_with_effects
 from runtime.compile.cpp_build import find_compiler
 from runtime.compile.graph import Graph
-from runtime.compile.program import Program
+from runtime.compile.program import Program, fusion_specs
+from runtime.compile.remat import recomputable
 from runtime.compile.step_capture import StepEffects
 from runtime.compile.step_program import StepProgram, StepPrograms
 from runtime.compile.training import TrainingProgram
@@ -168,11 +169,13 @@ class CompiledFunction:
 
     def _compile_training(self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any], tensors: list[Tensor]) -> Any:
         """Capture forward and backward (Note [Capturing the backward] in training.py)."""
+        fuse = _can_fuse(tensors)
+        # recomputing saved values pays where the copies fuse into the backward's kernels: CPU graphs
+        cpu = all(t.device.type == "cpu" for t in tensors)
         try:
-            joint = capture_joint(self.fn, args, kwargs)
+            joint = capture_joint(self.fn, args, kwargs, recomputable(fusion_specs()) if fuse and cpu else None)
         except GraphBreak as e:
             return self._eager(key, str(e), args, kwargs)
-        fuse = _can_fuse(tensors)
         if not fuse:
             self._note("no C++ compiler (g++ or clang++ on PATH, or $CXX): the graph runs without fused kernels")
         program = TrainingProgram(joint, fuse)

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from runtime.autograd.grad_mode import is_grad_enabled
+from runtime.compile import remat
 from runtime.compile.graph import Graph, Node, Value
 from runtime.compile.step_capture import StepEffects, patched
 from runtime.compile.tracing import GraphBreak, state
@@ -279,9 +280,12 @@ class Joint:
         self.grads = grads  # the eager gradients of the targets (None: unused)
 
 
-def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Joint:
+def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                  recompute: Callable[[Node], bool] | None = None) -> Joint:
     """Run `fn` once recording its operator calls, then run autograd's backward from its outputs that require
-    grad, recording the operators the derivative formulas call (Note [Capturing the backward])."""
+    grad, recording the operators the derivative formulas call (Note [Capturing the backward]). `recompute`
+    says which forward nodes the backward may compute again rather than have their values saved (Note
+    [Recomputing saved values] in remat.py); None saves every value the backward reads."""
     from runtime import opcall
     from runtime.autograd.function import grad as autograd_grad
     from runtime.autograd.grad_mode import no_grad
@@ -330,6 +334,9 @@ def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
             _state.trace = None
     graph = trace.graph
     forward_nodes, backward_nodes = graph.nodes[:boundary], graph.nodes[boundary:]
+    if recompute is not None:  # calls repeated across the halves merge first, so both read one value
+        forward_nodes, backward_nodes, output, grad_syms = remat.merge_repeated(forward_nodes, backward_nodes,
+                                                                                output, grad_syms)
     new_free = [(n.name, v) for n in backward_nodes for v in n.inputs()
                 if v.external is not None and v.id not in free_before and not v.external._wrapped]
     new_free += [("a gradient", v) for v in grad_syms if v is not None and v.external is not None
@@ -343,6 +350,9 @@ def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
     for v in [w for n in backward_nodes for w in n.inputs()] + [v for v in grad_syms if v is not None]:
         if v.id in made_in_forward:
             saved.setdefault(v.id, v)
+    if recompute is not None:
+        backward_nodes, saved, grad_syms = remat.recompute(forward_nodes, backward_nodes, saved, grad_syms, graph,
+                                                           recompute)
     forward = Graph(inputs=graph.inputs[:n_inputs], nodes=forward_nodes, output=(output, list(saved.values())),
                     _ids=graph._ids)
     backward = Graph(inputs=list(saved.values()) + grad_values, nodes=backward_nodes, output=grad_syms,
