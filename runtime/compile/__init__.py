@@ -34,6 +34,7 @@ from runtime.autograd.grad_mode import is_grad_enabled
 from runtime.compile.capture import GraphBreak, capture_joint, capture_with_effects
 from runtime.compile.cpp_build import find_compiler
 from runtime.compile.graph import Graph
+from runtime.compile.passes import RANDOM_WORDS
 from runtime.compile.program import Program, fusion_specs
 from runtime.compile.remat import recomputable
 from runtime.compile.step_capture import StepEffects
@@ -144,7 +145,8 @@ class CompiledFunction:
         if is_grad_enabled() and any(t.requires_grad for t in tensors):
             return self._compile_training(key, args, kwargs, tensors)
         try:
-            graph, result, results, effects = capture_with_effects(self.fn, args, kwargs)
+            graph, result, results, effects = capture_with_effects(self.fn, args, kwargs,
+                                                                   _pointwise_ops() if _can_fuse(tensors) else None)
         except GraphBreak as e:  # what the function changed was put back: it runs once, eagerly
             return self._eager(key, str(e), args, kwargs)
         if effects.used:
@@ -291,6 +293,12 @@ class CompiledFunction:
             elif not np.array_equal(a, b):
                 return False
         return True
+
+
+def _pointwise_ops() -> Callable[[str], bool]:
+    """The operators of the pointwise kernel specs, less the random ones (Note [Pointwise composites])."""
+    specs = fusion_specs()
+    return lambda name: name in specs and not any(word in name for word in RANDOM_WORDS)
 
 
 def _can_fuse(tensors: list[Tensor]) -> bool:

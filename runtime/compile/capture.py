@@ -42,6 +42,9 @@ class _Trace:
         self._constant: set[int] = set()  # ids of values computed from no input of the function
         self.by_data: dict[int, Value] = {}  # id of a tensor's array -> its value (detached copies alias it)
         self.training = False  # decompose CompositeImplicitAutograd ops (Note [Capturing the backward])
+        # which recorded operators fused kernels compute: a composite whose parts all are stays decomposed
+        # (Note [Pointwise composites])
+        self.pointwise: Callable[[str], bool] | None = None
         self.step = StepEffects(self)  # Note [Capturing a training step]
 
     def value_of(self, t: Tensor) -> Value:
@@ -102,6 +105,36 @@ class _Trace:
             self._constant.add(outs[0].id)
 
 
+    def decomposed(self, op: Any, kernel: Callable[..., Any], args: list[Any]) -> Any:
+        """Run a CompositeImplicitAutograd op's decomposition with its parts recorded; unless every part is
+        pointwise, the parts are taken back out and the op is recorded as one node (Note [Pointwise
+        composites])."""
+        mark = len(self.graph.nodes)
+        result = kernel(*args)
+        parts = self.graph.nodes[mark:]
+        if parts and all(self.pointwise is not None and self.pointwise(n.name) for n in parts):
+            return result
+        gone = {v.id for n in parts for v in n.outputs}
+        del self.graph.nodes[mark:]
+        for n in parts:
+            self.results.pop(id(n), None)
+        self._constant -= gone
+        self.values = {k: v for k, v in self.values.items() if v.id not in gone}
+        self.by_data = {k: v for k, v in self.by_data.items() if v.id not in gone}
+        self.record(op, args, result)
+        return result
+
+
+# Note [Pointwise composites]
+# A CompositeImplicitAutograd op (gelu, for one) has no kernel of its own: its decomposition calls other
+# operators. A training capture always records the parts (autograd saves their values). An inference
+# capture records the op as one node unless every part of its decomposition is an op that a fused kernel
+# computes elementwise (`pointwise`: an op of the pointwise kernel specs), in which case the parts stay in
+# the graph and fuse with their neighbours; the tanh-GELU becomes part of one kernel instead of one
+# operator call making a NumPy pass per part. A composite whose decomposition reaches a matmul, a view or
+# a reduction stays one node (its parts would not fuse, and the node keeps lowerings that name it).
+
+
 class PythonCall:
     """A factory of the public API (`G.ones`, `G.tensor`, `G.randn` ...) as a graph operator: factories make
     their tensors without the dispatcher's ops, so capture records the call itself (the ops inside it are
@@ -156,6 +189,10 @@ def _tracer_fallback(op: Any, args: list[Any]) -> Any:
         kernel, how = op.resolve(DispatchKey.Autograd)
         if how == "CompositeImplicitAutograd" and kernel is not None:
             return kernel(*args)  # its parts are recorded, and autograd saves their values
+    elif trace is not None and trace.pointwise is not None and "!" not in str(op.schema):
+        kernel, how = op.resolve(DispatchKey.Autograd)
+        if how == "CompositeImplicitAutograd" and kernel is not None:
+            return trace.decomposed(op, kernel, args)
     if trace is not None and "!" in str(op.schema):  # it writes a tensor: one from outside is logged to undo
         for t in _tensors(args):
             v = trace.values.get(id(t))
@@ -212,12 +249,15 @@ def capture(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
     return graph, result, results
 
 
-def capture_with_effects(fn: Callable[..., Any], args: tuple[Any, ...],
-                         kwargs: dict[str, Any]) -> tuple[Graph, Any, dict[int, Any], StepEffects]:
+def capture_with_effects(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                         pointwise: Callable[[str], bool] | None = None) -> tuple[Graph, Any, dict[int, Any],
+                                                                                 StepEffects]:
     """`capture`, with `loss.backward()`, `.grad` and `optimizer.step()` captured too (Note [Capturing a
     training step]); also returns the capture's StepEffects (`.used`: the function did any of them). When
-    the capture raises, what the function changed is put back first."""
+    the capture raises, what the function changed is put back first. `pointwise` names the operators fused
+    kernels compute, whose composites stay decomposed (Note [Pointwise composites])."""
     trace = _Trace()
+    trace.pointwise = pointwise
     for a in _tensors((args, kwargs)):
         if id(a) not in trace.values:
             trace.add_input(a)

@@ -18,7 +18,7 @@ from runtime.compile.passes import (
     execution_order,
     fold_constants,
 )
-from runtime.compile.pyrun import cuda_group_runner, group_runner, make_runner
+from runtime.compile.pyrun import cuda_group_runner, group_runner, make_runner, private_values
 from runtime.tensor import Tensor
 from runtime.threads import kernel_threads
 
@@ -35,6 +35,20 @@ from runtime.threads import kernel_threads
 # on an idle machine, where starting a team costs tens of microseconds, a split never costs more than a
 # few percent; rerun the bench on the target machine to move it.
 THREAD_THRESHOLD = 1 << 18
+
+# Note [Buffers a program keeps]
+# A fused kernel writes into arrays it is given. An output that never leaves the program (not returned, not
+# saved for a backward, read only by later kernels and by lowered NumPy nodes that make new arrays: pyrun.
+# private_values) is written into a buffer the program keeps between runs, in its arena (one list of
+# arrays, made on the first run), so a steady training loop does not ask the allocator for fresh multi-MB
+# arrays at every step: on a machine where fresh pages fault (glibc returns large blocks to the system and
+# each first touch of a page traps), that cost more than the kernels (the transformer block's GELU backward:
+# about 1200 page faults per call). Each value keeps its own buffer (no sharing between values whose lives
+# do not overlap), so a program holds its private intermediates' bytes while it lives, as a caching
+# allocator would. An arena serves one run at a time: the generated function takes one from the program's
+# pool (or makes one) and puts it back when it returns, so runs in other threads or nested runs each use
+# their own. Values an operator call reads are never kept: the operator may hold or alias its argument.
+KEEP_BUFFERS = True
 
 
 def fusion_specs() -> dict[str, Any]:
@@ -62,9 +76,11 @@ class Program:
         self.library: Any = None
         self._calls: dict[int, Any] = {}
         self._runners: dict[int, tuple[Any, bool]] = {}  # group -> its runner, and whether it takes arrays
+        self.slots: dict[int, int] = {}  # value id -> its buffer in the arena (Note [Buffers a program keeps])
         if self.fused:
             self._build()
-        self._run, self.source = make_runner(self.steps, graph.inputs, graph.output, self._runners)
+        self._run, self.source = make_runner(self.steps, graph.inputs, graph.output, self._runners,
+                                             len(self.slots))
 
     def _build(self) -> None:
         later = self._used_after()
@@ -76,13 +92,16 @@ class Program:
         for k, group in enumerate(self.fused):
             render(group, f"opgen_fused_{k}", later[id(group)])
         self.library = build("\n".join(g.source for g in self.fused))
+        if KEEP_BUFFERS:
+            self.slots = {v.id: k for k, v in enumerate(private_values(self.steps, self.graph.output))}
         for group in self.fused:
             fn = getattr(self.library, group.entry)
             fn.restype = ctypes.c_int
             fn.argtypes = [ctypes.c_void_p] * (len(group.inputs) + len(group.outputs)) + [ctypes.c_longlong]
             self._calls[id(group)] = fn
             split = group.parallel and group.work >= THREAD_THRESHOLD
-            self._runners[id(group)] = (group_runner(group, fn, _threads if split else None), True)
+            slots = [self.slots.get(v.id) for v in group.outputs]
+            self._runners[id(group)] = (group_runner(group, fn, _threads if split else None, slots), True)
 
     def _used_after(self) -> dict[int, set[int]]:
         """For each fused group, the ids of its values read by a later step or returned."""

@@ -263,7 +263,7 @@ def test_a_group_runs_its_kernel_when_only_the_stride_of_a_size_one_dim_differs(
 
     def run(xa: np.ndarray) -> np.ndarray:
         arrays = {ids[0]: xa, ids[1]: b.numpy()}
-        (out,) = runner(*[arrays[v.id] for v in group.inputs])
+        (out,) = runner(None, *[arrays[v.id] for v in group.inputs])
         return out
 
     base = x.numpy().copy()
