@@ -22,9 +22,10 @@ Run with OPENBLAS_NUM_THREADS=1 (PyTorch is set to one thread here).
 
     python3 bench/bench_compile.py --threads
 
-measures the fused kernels (the GELU-residual, a scaled softmax over rows of 256) at 2^12..2^20 elements on
-one thread and on two, in one run: the size from which two threads win is THREAD_THRESHOLD in
-runtime/compile/program.py (Note [Threads of fused kernels]).
+prints the thread calibration that the runtime makes once per machine (runtime/compile/thread_split.py, Note
+[Threads of fused kernels]: the crossover from which a fused kernel splits over threads) and measures real
+fused kernels (the GELU-residual, a scaled softmax over rows of 256) at 2^12..2^20 elements on one thread
+and on two, in one run.
 """
 
 from __future__ import annotations
@@ -350,10 +351,17 @@ def training_main() -> None:
 
 def threads_main() -> None:
     import generated as G
-    from runtime.compile import program
+    from runtime.compile import thread_split
 
-    program.THREAD_THRESHOLD = 0
-    print("fused kernel time, one thread / two threads (median of 25):")
+    n = 2
+    crossover, rows = thread_split.measure(n)
+    print(f"calibration kernel (runtime/compile/thread_split.py), one thread / {n} threads (median of several):")
+    for size, one, many in rows:
+        print(f"  2^{size.bit_length() - 1:<3} {one * 1e6:9.1f} us {many * 1e6:9.1f} us  ratio {many / one:.2f}")
+    print(f"  crossover measured now: {'never' if crossover is None else crossover} "
+          f"(the runtime's, cached for this machine: {thread_split.threshold(n)})")
+    print(f"fused kernel time, one thread / {n} threads (median of 25):")
+    real = thread_split.kernel_threads
     for name, fn in (("GELU-residual", lambda t: gelu(t, G.tanh)),
                      ("softmax rows", lambda t: G.nn.functional.softmax(t * 0.125, dim=-1))):
         for k in range(12, 21, 2):
@@ -361,11 +369,14 @@ def threads_main() -> None:
             f = G.compile(fn)
             f(x)
             times = []
-            for n in (1, 2):
-                program.kernel_threads = lambda n=n: n  # type: ignore[misc]
+            for threads in (1, n):
+                thread_split.kernel_threads = lambda threads=threads: threads  # type: ignore[misc]
+                thread_split._known[n] = 0  # split at every size
                 times.append(best(lambda f=f, x=x: f(x), 25))
             print(f"  {name:<14} 2^{k:<3} {times[0] * 1e6:9.1f} us {times[1] * 1e6:9.1f} us  "
                   f"ratio {times[1] / times[0]:.2f}")
+    thread_split.kernel_threads = real
+    thread_split._known.clear()
 
 
 if __name__ == "__main__":

@@ -21,8 +21,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from runtime.autograd.grad_mode import is_grad_enabled
-from runtime.compile import remat
 from runtime.compile.graph import Graph, Node, Value
+from runtime.compile.remat import merge_repeated
+from runtime.compile.remat import recompute as recompute_saved
 from runtime.compile.step_capture import StepEffects, patched
 from runtime.compile.tracing import GraphBreak, state
 from runtime.dispatcher import DispatchKey, dispatcher, exclude_keys, include_keys
@@ -375,8 +376,8 @@ def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
     graph = trace.graph
     forward_nodes, backward_nodes = graph.nodes[:boundary], graph.nodes[boundary:]
     if recompute is not None:  # calls repeated across the halves merge first, so both read one value
-        forward_nodes, backward_nodes, output, grad_syms = remat.merge_repeated(forward_nodes, backward_nodes,
-                                                                                output, grad_syms)
+        forward_nodes, backward_nodes, output, grad_syms = merge_repeated(forward_nodes, backward_nodes, output,
+                                                                          grad_syms)
     new_free = [(n.name, v) for n in backward_nodes for v in n.inputs()
                 if v.external is not None and v.id not in free_before and not v.external._wrapped]
     new_free += [("a gradient", v) for v in grad_syms if v is not None and v.external is not None
@@ -391,7 +392,7 @@ def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
         if v.id in made_in_forward:
             saved.setdefault(v.id, v)
     if recompute is not None:
-        backward_nodes, saved, grad_syms = remat.recompute(forward_nodes, backward_nodes, saved, grad_syms, graph,
+        backward_nodes, saved, grad_syms = recompute_saved(forward_nodes, backward_nodes, saved, grad_syms, graph,
                                                            recompute)
     forward = Graph(inputs=graph.inputs[:n_inputs], nodes=forward_nodes, output=(output, list(saved.values())),
                     _ids=graph._ids)

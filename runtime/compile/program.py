@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib
 from typing import Any
 
@@ -19,22 +20,8 @@ from runtime.compile.passes import (
     fold_constants,
 )
 from runtime.compile.pyrun import cuda_group_runner, group_runner, make_runner, private_values
+from runtime.compile.thread_split import split_threads
 from runtime.tensor import Tensor
-from runtime.threads import kernel_threads
-
-# Note [Threads of fused kernels]
-# A fused kernel splits its loop over OpenMP threads (rows for a kernel with row values, the flat element
-# range otherwise) when its work (domain elements times passes over them) is at least THREAD_THRESHOLD and
-# it has no scatter accumulation; it uses runtime.threads.kernel_threads() threads (G.set_num_threads,
-# else OMP_NUM_THREADS or OPENBLAS_NUM_THREADS, else the CPU count), so OPENBLAS_NUM_THREADS=1 keeps it on
-# one thread. Measured with `python3 bench/bench_compile.py --threads` (the GELU-residual and a row softmax
-# at 2^12..2^20 elements, one thread against two, in one run) on the 2-core build machine under a load
-# average of about 17: two threads lost at every size (about 30 ms per call, the second thread waiting for
-# a time slice; 1.7x slower even at 2^20), so no crossover could be measured there. The threshold is set
-# where one thread takes about 0.5 ms (2^18 elements of the GELU-residual: 0.53 ms in that run), so that
-# on an idle machine, where starting a team costs tens of microseconds, a split never costs more than a
-# few percent; rerun the bench on the target machine to move it.
-THREAD_THRESHOLD = 1 << 18
 
 # Note [Buffers a program keeps]
 # A fused kernel writes into arrays it is given. An output that never leaves the program (not returned, not
@@ -99,9 +86,11 @@ class Program:
             fn.restype = ctypes.c_int
             fn.argtypes = [ctypes.c_void_p] * (len(group.inputs) + len(group.outputs)) + [ctypes.c_longlong]
             self._calls[id(group)] = fn
-            split = group.parallel and group.work >= THREAD_THRESHOLD
             slots = [self.slots.get(v.id) for v in group.outputs]
-            self._runners[id(group)] = (group_runner(group, fn, _threads if split else None, slots), True)
+            # the thread count is looked up at each run (G.set_num_threads may change it): Note [Threads of
+            # fused kernels] in thread_split.py
+            threads = functools.partial(split_threads, group.work) if group.parallel else None
+            self._runners[id(group)] = (group_runner(group, fn, threads, slots), True)
 
     def _used_after(self) -> dict[int, set[int]]:
         """For each fused group, the ids of its values read by a later step or returned."""
@@ -124,8 +113,3 @@ class Program:
     # -- running ------------------------------------------------------------------------------------
     def run(self, inputs: list[Tensor]) -> Any:
         return self._run(inputs)
-
-
-def _threads() -> int:
-    """The threads a split kernel uses (looked up at each run: G.set_num_threads may change it)."""
-    return kernel_threads()
