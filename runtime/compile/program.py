@@ -20,7 +20,7 @@ from runtime.compile.passes import (
     fold_constants,
 )
 from runtime.compile.pyrun import cuda_group_runner, group_runner, make_runner, private_values
-from runtime.compile.thread_split import split_threads
+from runtime.compile.thread_split import SIZES, split_threads
 from runtime.tensor import Tensor
 
 # Note [Buffers a program keeps]
@@ -36,6 +36,7 @@ from runtime.tensor import Tensor
 # pool (or makes one) and puts it back when it returns, so runs in other threads or nested runs each use
 # their own. Values an operator call reads are never kept: the operator may hold or alias its argument.
 KEEP_BUFFERS = True
+SPLIT_MIN = SIZES[0]  # a smaller kernel never splits (Note [Threads of fused kernels])
 
 
 def fusion_specs() -> dict[str, Any]:
@@ -89,7 +90,8 @@ class Program:
             slots = [self.slots.get(v.id) for v in group.outputs]
             # the thread count is looked up at each run (G.set_num_threads may change it): Note [Threads of
             # fused kernels] in thread_split.py
-            threads = functools.partial(split_threads, group.work) if group.parallel else None
+            threads = functools.partial(split_threads, group.work) if group.parallel and group.work >= SPLIT_MIN \
+                else None
             self._runners[id(group)] = (group_runner(group, fn, threads, slots), True)
 
     def _used_after(self) -> dict[int, set[int]]:
