@@ -8,7 +8,8 @@ the same run:
   kernel cache warm;
 - a transformer block (layer norm, one-head attention with softmax, tanh-GELU MLP 256-1024-256, residuals)
   forward and backward at batch 8, sequence 128, width 256: the compiled function returns the block's output,
-  and `out.backward(grad)` runs its compiled backward;
+  and `out.backward(grad)` runs its compiled backward; beside it the block's matrix products alone (forward
+  and backward GEMMs) in PyTorch, the floor of any implementation whose GEMMs run at PyTorch's speed;
 - the MLP 32-64-10 training step (batch 32, cross entropy, SGD momentum 0.9): the loss is the compiled
   function, `loss.backward()` runs the compiled backward, `optimizer.step()` runs eagerly;
   plus the first compile of that training step, and the same step written whole in the compiled function
@@ -145,6 +146,35 @@ def block_params(d: int) -> list[np.ndarray]:
     return [(rng.standard_normal(s) * (0.05 if len(s) == 2 else 1)).astype(np.float32) for s in shapes]
 
 
+def block_matmuls(torch, batch: int, seq: int, d: int):  # type: ignore[no-untyped-def]
+    """The block's matrix products alone, forward and backward, in PyTorch: for each linear (x @ W.T) its
+    product, the input's gradient (dy @ W) and the weight's (dy.T @ x); for each batched product of the
+    attention, it and its two gradients. No implementation that runs these at PyTorch's speed can take
+    less than this."""
+    g = torch.Generator().manual_seed(4)
+    rows = batch * seq
+
+    def r(*shape):  # type: ignore[no-untyped-def]
+        return torch.randn(*shape, generator=g)
+    linears = [(r(rows, k), r(n, k), r(rows, n)) for k, n in ((d, 3 * d), (d, d), (d, 4 * d), (4 * d, d))]
+    q, k, v, att, datt = r(batch, seq, d), r(batch, seq, d), r(batch, seq, d), r(batch, seq, seq), r(batch, seq, seq)
+    dout = r(batch, seq, d)
+
+    def run() -> None:
+        for x, w, dy in linears:
+            x @ w.T
+            dy @ w
+            dy.T @ x
+        s = q @ k.transpose(-2, -1)
+        datt @ k
+        datt.transpose(-2, -1) @ q  # the gradients of q @ k.T
+        att @ v
+        dout @ v.transpose(-2, -1)
+        att.transpose(-2, -1) @ dout  # the gradients of att @ v
+        del s
+    return run
+
+
 def transformer_rows(G, rounds: int) -> dict[str, float]:  # type: ignore[no-untyped-def]
     batch, seq, d = 8, 128, 256
     rng = np.random.default_rng(2)
@@ -174,6 +204,7 @@ def transformer_rows(G, rounds: int) -> dict[str, float]:  # type: ignore[no-unt
                 p.grad = None
             block(torch, tp, xt).backward(gt)
         rows["PyTorch eager"] = best(torch_step, rounds)
+        rows["PyTorch, matmuls only"] = best(block_matmuls(torch, batch, seq, d), rounds)
     except ImportError:
         pass
     return rows
@@ -320,6 +351,8 @@ def training_main() -> None:
         print(f"  {name:<18} {seconds * 1e3:8.2f} ms")
     if "PyTorch eager" in rows:
         print(f"  compiled / PyTorch eager   {rows['opgen G.compile'] / rows['PyTorch eager']:.2f}  (goal <= 0.6)")
+        print(f"  matmul floor / PyTorch eager {rows['PyTorch, matmuls only'] / rows['PyTorch eager']:.2f}  (the "
+              "block's GEMMs alone at PyTorch's speed: no ratio below this is reachable without faster GEMMs)")
     print(f"  compiled / opgen eager     {rows['opgen G.compile'] / rows['opgen eager']:.2f}")
     rows, first = mlp_rows(G, 200)
     print("MLP 32-64-10 training step, batch 32, SGD momentum, one thread (median of 200):")
