@@ -281,7 +281,16 @@ def render(g: FusedGroup, entry: str, used_later: set[int]) -> None:
             kind = "double" if t.how == "sum" else ctype(t.out)
             body.append(f"{ind}{kind} {_name(t.out)}_acc = {init};")
         sums = [f"{_name(t.out)}_acc" for t in rows_red if t.how == "sum"]
-        simd = all(t.how == "sum" for t in rows_red) and (not scat or inner_moves)
+        # a scattered sum whose element does not move with j adds into a local across the inner loop and
+        # into its slot once after it (the loop vectorises, without a store per element)
+        still = {t.out.id for t in scat if t.how == "sum"
+                 and all(scatter_strides[t.out.id][d] == 0 for _, ds in inner for d in ds)}
+        for t in scat:
+            if t.out.id in still:
+                body.append(f"{ind}double {_name(t.out)}_sacc = 0.0;")
+                sums.append(f"{_name(t.out)}_sacc")
+        moving = [t for t in scat if t.out.id not in still]
+        simd = all(t.how == "sum" for t in rows_red) and (not moving or inner_moves)
         j_range = ("j0", "j1") if not rows else ("0", f"{n_inner}LL")
         if simd:
             body.append(f"{ind}#pragma omp simd" + (f" reduction(+:{', '.join(sums)})" if sums else ""))
@@ -300,6 +309,9 @@ def render(g: FusedGroup, entry: str, used_later: set[int]) -> None:
         for t in scat:
             x = local[t.args[0].id]
             vid = t.out.id
+            if vid in still:
+                body.append(f"{ii}{_name(t.out)}_sacc += static_cast<double>({x});")
+                continue
             where = f"b_sc{-vid if vid < 0 else vid} + {_offset('j', inner, scatter_strides[vid])}"
             acc = f"{_name(t.out)}_acc[{where}]"
             if t.how == "sum":
@@ -311,6 +323,10 @@ def render(g: FusedGroup, entry: str, used_later: set[int]) -> None:
             body.append(f"{ii}{out_param[v.id]}[b_{out_param[v.id]} + {_offset('j', inner, out_strides[v.id])}] = "
                         f"{local[v.id]};")
         body.append(f"{ind}}}")
+        for t in scat:
+            if t.out.id in still:
+                vid = t.out.id
+                body.append(f"{ind}{_name(t.out)}_acc[b_sc{-vid if vid < 0 else vid}] += {_name(t.out)}_sacc;")
         for t in rows_red:
             acc = f"{_name(t.out)}_acc"
             value = f"{acc} / {t.divide!r}" if t.how == "sum" and t.divide != 1.0 else acc
