@@ -8,7 +8,9 @@ and the last inside. Adjacent dims that every array (inputs at their strides, br
 stored values, contiguous) steps through as one are merged, so a contiguous kernel is one flat loop, and
 each array's offset is the outer part (once per `o`) plus the inner part (`j` times a stride when D is
 one dim). The inner loop is what the compiler vectorises: plain maps by themselves, sums through
-`omp simd reduction` (which lets them be reassociated), scatters when each `j` writes its own element.
+`omp simd reduction` (which lets them be reassociated), scatters when each `j` writes its own element,
+and a scattered sum whose element does not move with `j` (a sum over the inner dim kept by an outer one:
+a convolution's bias gradient) through a local `omp simd reduction` added into its element after the loop.
 Checked with -fopt-info-vec-optimized: the GELU-residual's loop, every pass of a softmax and of a layer
 norm, and a sum over the first dim vectorise with 32-byte vectors (AVX2) on the build machine.
 Threads (Note [Threads of fused kernels]) split `o` (row kernels) or the flat element range (the others).

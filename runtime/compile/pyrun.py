@@ -286,7 +286,13 @@ def make_runner(steps: list[Node | FusedGroup], inputs: list[Value], output: Any
     # an arena is in use by one run at a time: a run (another thread's, a nested one) that finds none free
     # makes its own, and each is put back when its run ends
     if slots:
-        body += [f"arena = pool.pop() if pool else [None] * {slots}"]
+        def take() -> list[Any]:
+            try:
+                return pool.pop()  # atomic: two runs never get one arena
+            except IndexError:
+                return [None] * slots
+        w.ns["take"] = take
+        body += ["arena = take()"]
         body += w.lines + [f"result = {result}", "pool.append(arena)", "return result"]
     else:
         body += w.lines + [f"return {result}"]
