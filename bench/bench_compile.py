@@ -58,6 +58,21 @@ def best(fn, rounds: int = 15) -> float:  # type: ignore[no-untyped-def]
     return float(np.median(times))
 
 
+def medians(fns, rounds: int) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """The median seconds of each of `fns` (name -> function), timed in turns: one call of each per round,
+    so that a change of the machine's load during the run reaches every row alike (the machine this runs on
+    is shared; rows timed one after another drifted by 20% against each other)."""
+    for fn in fns.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    return {name: float(np.median(ts)) for name, ts in times.items()}
+
+
 GELU_FIRST_CALL = (
     "import time, generated as G\n"
     "x = G.randn(1000)\n"
@@ -191,8 +206,7 @@ def transformer_rows(G, rounds: int) -> dict[str, float]:  # type: ignore[no-unt
             f(x).backward(g)
         return run
 
-    rows = {"opgen eager": best(step(lambda t: block(G, ps, t)), rounds),
-            "opgen G.compile": best(step(compiled), rounds)}
+    fns = {"opgen eager": step(lambda t: block(G, ps, t)), "opgen G.compile": step(compiled)}
     try:
         import torch
 
@@ -203,11 +217,11 @@ def transformer_rows(G, rounds: int) -> dict[str, float]:  # type: ignore[no-unt
             for p in tp:
                 p.grad = None
             block(torch, tp, xt).backward(gt)
-        rows["PyTorch eager"] = best(torch_step, rounds)
-        rows["PyTorch, matmuls only"] = best(block_matmuls(torch, batch, seq, d), rounds)
+        fns["PyTorch eager"] = torch_step
+        fns["PyTorch, matmuls only"] = block_matmuls(torch, batch, seq, d)
     except ImportError:
         pass
-    return rows
+    return medians(fns, rounds)
 
 
 def mlp_rows(G, rounds: int) -> tuple[dict[str, float], float]:  # type: ignore[no-untyped-def]
@@ -255,17 +269,16 @@ def mlp_rows(G, rounds: int) -> tuple[dict[str, float], float]:  # type: ignore[
     compiled_fn(x, y).backward()
     first = time.perf_counter() - t
     compiled = stepper(G, compiled_fn, cps, x, y)
-    rows = {"opgen eager": best(eager, rounds), "opgen G.compile": best(compiled, rounds),
-            "opgen step compiled": best(lambda: whole(x, y), rounds)}
+    fns = {"opgen eager": eager, "opgen G.compile": compiled, "opgen step compiled": lambda: whole(x, y)}
     try:
         import torch
 
         tps = [torch.from_numpy(a.copy()).requires_grad_(True) for a in w]
         xt, yt = torch.from_numpy(x_np), torch.from_numpy(y_np)
-        rows["PyTorch eager"] = best(stepper(torch, lambda a, b: model(torch, tps, a, b), tps, xt, yt), rounds)
+        fns["PyTorch eager"] = stepper(torch, lambda a, b: model(torch, tps, a, b), tps, xt, yt)
     except ImportError:
         pass
-    return rows, max(first, first_whole)
+    return medians(fns, rounds), max(first, first_whole)
 
 
 def demo_rows(G, batches: int, rounds: int) -> dict[str, float]:  # type: ignore[no-untyped-def]
@@ -322,7 +335,7 @@ def demo_rows(G, batches: int, rounds: int) -> dict[str, float]:  # type: ignore
         rows["PyTorch eager"] = loop(torch, tm, stepper(torch, tm))
     except ImportError:
         pass
-    return {name: best(run, rounds) / batches for name, run in rows.items()}
+    return {name: seconds / batches for name, seconds in medians(rows, rounds).items()}
 
 
 def demo_torch_model(torch, kind: str, size: int):  # type: ignore[no-untyped-def]
@@ -346,7 +359,8 @@ def training_main() -> None:
         pass
 
     rows = transformer_rows(G, 7)
-    print("transformer block forward+backward, batch 8, seq 128, width 256, one thread (median of 7):")
+    print("transformer block forward+backward, batch 8, seq 128, width 256, one thread (median of 7, rows timed "
+          "in turns):")
     for name, seconds in rows.items():
         print(f"  {name:<18} {seconds * 1e3:8.2f} ms")
     if "PyTorch eager" in rows:
@@ -355,7 +369,7 @@ def training_main() -> None:
               "block's GEMMs alone at PyTorch's speed: no ratio below this is reachable without faster GEMMs)")
     print(f"  compiled / opgen eager     {rows['opgen G.compile'] / rows['opgen eager']:.2f}")
     rows, first = mlp_rows(G, 200)
-    print("MLP 32-64-10 training step, batch 32, SGD momentum, one thread (median of 200):")
+    print("MLP 32-64-10 training step, batch 32, SGD momentum, one thread (median of 200, rows timed in turns):")
     for name, seconds in rows.items():
         print(f"  {name:<20} {seconds * 1e6:8.1f} us")
     if "PyTorch eager" in rows:
@@ -373,7 +387,7 @@ def training_main() -> None:
           f"process: cold kernel cache {cold:.2f} s (goal <= 10 s), cache warm {warm:.2f} s (goal <= 0.5 s)")
     rows = demo_rows(G, 10, 7)
     print("demo training loop (demo/train.py's data, model and Adam; batch 64), one thread, per batch "
-          "(median of 7 passes of 10 batches):")
+          "(median of 7 passes of 10 batches, rows timed in turns):")
     for name, seconds in rows.items():
         print(f"  {name:<20} {seconds * 1e6:8.1f} us")
     if "PyTorch eager" in rows:
