@@ -385,9 +385,9 @@ def training_main() -> None:
         warm = first_call_seconds(cache, STEP_FIRST_CALL)
     print(f"  the whole step's first two calls (two step programs: without and with .grads at entry), in a new "
           f"process: cold kernel cache {cold:.2f} s (goal <= 10 s), cache warm {warm:.2f} s (goal <= 0.5 s)")
-    rows = demo_rows(G, 10, 7)
+    rows = demo_rows(G, 10, 15)
     print("demo training loop (demo/train.py's data, model and Adam; batch 64), one thread, per batch "
-          "(median of 7 passes of 10 batches, rows timed in turns):")
+          "(median of 15 passes of 10 batches, rows timed in turns):")
     for name, seconds in rows.items():
         print(f"  {name:<20} {seconds * 1e6:8.1f} us")
     if "PyTorch eager" in rows:
