@@ -21,6 +21,7 @@ it is written to the compiled-kernel cache (an entry named by the CPU model, the
 count and the calibration kernel's source, read back only when it verifies: Note [Caches that verify]) and
 kept for the process. A machine whose other load makes threads lose at calibration records "never", which
 is the right answer while that load lasts; deleting the entry (or a new cache directory) measures again.
+Where the calibration kernel cannot be built, kernels stay on one thread (the process does not retry).
 `python3 bench/bench_compile.py --threads` prints the calibration and the crossover of real fused kernels
 measured the same way.
 """
@@ -117,7 +118,10 @@ def threshold(n: int) -> int | None:
     parsed = parse(body) if body is not None else None
     if parsed is not None:
         return parsed[0]
-    crossover, rows = measure(n)
+    try:
+        crossover, rows = measure(n)
+    except (RuntimeError, OSError):  # the calibration kernel did not build: kernels stay on one thread
+        return None
     lines = [f"crossover {'never' if crossover is None else crossover}"]
     lines += [f"{size} {one:.9f} {many:.9f}" for size, one, many in rows]
     verified_cache.write(directory, name, ("\n".join(lines) + "\n").encode("ascii"), _LABEL, root=root)

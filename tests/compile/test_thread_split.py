@@ -67,3 +67,13 @@ def test_one_thread_never_calibrates_and_the_split_follows_the_crossover(monkeyp
     monkeypatch.setattr(thread_split, "kernel_threads", lambda: 2)
     monkeypatch.setattr(thread_split, "measure", lambda n: (None, []))
     assert thread_split.split_threads(1 << 30) == 1
+
+
+def test_a_calibration_that_cannot_build_keeps_kernels_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken() -> None:
+        raise RuntimeError("the C++ compiler failed")
+
+    monkeypatch.setattr(thread_split, "calibration_kernel", broken)
+    monkeypatch.setattr(thread_split, "kernel_threads", lambda: 2)
+    assert thread_split.split_threads(1 << 22) == 1
+    assert thread_split._known == {2: None}
