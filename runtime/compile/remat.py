@@ -43,11 +43,18 @@ MAX_RECOMPUTED = 48
 
 def recomputable(specs: dict[str, Any]) -> Callable[[Node], bool]:
     """The rule of Note [Recomputing saved values] for one node."""
+    known: dict[int, tuple[Node, bool]] = {}  # the walks ask about one node many times
+
     def check(node: Node) -> bool:
-        if node.name not in specs or len(node.outputs) != 1 or mutates(node) or is_random(node):
-            return False
-        terms = kernel_terms(node, specs)
-        return terms is not None and len(terms) == 1 and terms[0].kind == "map"
+        hit = known.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        ok = node.name in specs and len(node.outputs) == 1 and not mutates(node) and not is_random(node)
+        if ok:
+            terms = kernel_terms(node, specs)
+            ok = terms is not None and len(terms) == 1 and terms[0].kind == "map"
+        known[id(node)] = (node, ok)
+        return ok
     return check
 
 
