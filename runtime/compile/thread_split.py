@@ -15,8 +15,9 @@ interleaved, the median of 5 to 41 calls each (the median, not the best: on a ma
 work, a thread that waits for a time slice is the common case, not an outlier); the crossover is the
 smallest size from which n threads take at most 0.9 of one thread's time at that size and every larger one
 (a kernel above 2^20 is taken to win when 2^20 does), and "never" when no size qualifies. The measurement
-takes about 0.05 s on an idle machine (plus one C++ build, cached), so it stays far inside a first
-compile's budget;
+takes about 0.05 s on an idle machine and about 1 s on the 2-core build machine under a load average of
+4 (each split call there waited ~10 ms for a time slice: two threads lost by 6x at 2^20 and more below,
+so it recorded "never"), plus one C++ build (cached): inside a first compile's 10 s budget;
 it is written to the compiled-kernel cache (an entry named by the CPU model, the CPU count, the thread
 count and the calibration kernel's source, read back only when it verifies: Note [Caches that verify]) and
 kept for the process. A machine whose other load makes threads lose at calibration records "never", which
