@@ -8,7 +8,8 @@ the same run:
   kernel cache warm;
 - a transformer block (layer norm, one-head attention with softmax, tanh-GELU MLP 256-1024-256, residuals)
   forward and backward at batch 8, sequence 128, width 256: the compiled function returns the block's output,
-  and `out.backward(grad)` runs its compiled backward;
+  and `out.backward(grad)` runs its compiled backward; beside it the block's matrix products alone (forward
+  and backward GEMMs) in PyTorch, the floor of any implementation whose GEMMs run at PyTorch's speed;
 - the MLP 32-64-10 training step (batch 32, cross entropy, SGD momentum 0.9): the loss is the compiled
   function, `loss.backward()` runs the compiled backward, `optimizer.step()` runs eagerly;
   plus the first compile of that training step, and the same step written whole in the compiled function
@@ -22,9 +23,10 @@ Run with OPENBLAS_NUM_THREADS=1 (PyTorch is set to one thread here).
 
     python3 bench/bench_compile.py --threads
 
-measures the fused kernels (the GELU-residual, a scaled softmax over rows of 256) at 2^12..2^20 elements on
-one thread and on two, in one run: the size from which two threads win is THREAD_THRESHOLD in
-runtime/compile/program.py (Note [Threads of fused kernels]).
+prints the thread calibration that the runtime makes once per machine (runtime/compile/thread_split.py, Note
+[Threads of fused kernels]: the crossover from which a fused kernel splits over threads) and measures real
+fused kernels (the GELU-residual, a scaled softmax over rows of 256) at 2^12..2^20 elements on one thread
+and on two, in one run.
 """
 
 from __future__ import annotations
@@ -54,6 +56,21 @@ def best(fn, rounds: int = 15) -> float:  # type: ignore[no-untyped-def]
         fn()
         times.append(time.perf_counter() - t)
     return float(np.median(times))
+
+
+def medians(fns, rounds: int) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """The median seconds of each of `fns` (name -> function), timed in turns: one call of each per round,
+    so that a change of the machine's load during the run reaches every row alike (the machine this runs on
+    is shared; rows timed one after another drifted by 20% against each other)."""
+    for fn in fns.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    return {name: float(np.median(ts)) for name, ts in times.items()}
 
 
 GELU_FIRST_CALL = (
@@ -144,6 +161,35 @@ def block_params(d: int) -> list[np.ndarray]:
     return [(rng.standard_normal(s) * (0.05 if len(s) == 2 else 1)).astype(np.float32) for s in shapes]
 
 
+def block_matmuls(torch, batch: int, seq: int, d: int):  # type: ignore[no-untyped-def]
+    """The block's matrix products alone, forward and backward, in PyTorch: for each linear (x @ W.T) its
+    product, the input's gradient (dy @ W) and the weight's (dy.T @ x); for each batched product of the
+    attention, it and its two gradients. No implementation that runs these at PyTorch's speed can take
+    less than this."""
+    g = torch.Generator().manual_seed(4)
+    rows = batch * seq
+
+    def r(*shape):  # type: ignore[no-untyped-def]
+        return torch.randn(*shape, generator=g)
+    linears = [(r(rows, k), r(n, k), r(rows, n)) for k, n in ((d, 3 * d), (d, d), (d, 4 * d), (4 * d, d))]
+    q, k, v, att, datt = r(batch, seq, d), r(batch, seq, d), r(batch, seq, d), r(batch, seq, seq), r(batch, seq, seq)
+    dout = r(batch, seq, d)
+
+    def run() -> None:
+        for x, w, dy in linears:
+            x @ w.T
+            dy @ w
+            dy.T @ x
+        s = q @ k.transpose(-2, -1)
+        datt @ k
+        datt.transpose(-2, -1) @ q  # the gradients of q @ k.T
+        att @ v
+        dout @ v.transpose(-2, -1)
+        att.transpose(-2, -1) @ dout  # the gradients of att @ v
+        del s
+    return run
+
+
 def transformer_rows(G, rounds: int) -> dict[str, float]:  # type: ignore[no-untyped-def]
     batch, seq, d = 8, 128, 256
     rng = np.random.default_rng(2)
@@ -160,8 +206,7 @@ def transformer_rows(G, rounds: int) -> dict[str, float]:  # type: ignore[no-unt
             f(x).backward(g)
         return run
 
-    rows = {"opgen eager": best(step(lambda t: block(G, ps, t)), rounds),
-            "opgen G.compile": best(step(compiled), rounds)}
+    fns = {"opgen eager": step(lambda t: block(G, ps, t)), "opgen G.compile": step(compiled)}
     try:
         import torch
 
@@ -172,10 +217,11 @@ def transformer_rows(G, rounds: int) -> dict[str, float]:  # type: ignore[no-unt
             for p in tp:
                 p.grad = None
             block(torch, tp, xt).backward(gt)
-        rows["PyTorch eager"] = best(torch_step, rounds)
+        fns["PyTorch eager"] = torch_step
+        fns["PyTorch, matmuls only"] = block_matmuls(torch, batch, seq, d)
     except ImportError:
         pass
-    return rows
+    return medians(fns, rounds)
 
 
 def mlp_rows(G, rounds: int) -> tuple[dict[str, float], float]:  # type: ignore[no-untyped-def]
@@ -223,17 +269,16 @@ def mlp_rows(G, rounds: int) -> tuple[dict[str, float], float]:  # type: ignore[
     compiled_fn(x, y).backward()
     first = time.perf_counter() - t
     compiled = stepper(G, compiled_fn, cps, x, y)
-    rows = {"opgen eager": best(eager, rounds), "opgen G.compile": best(compiled, rounds),
-            "opgen step compiled": best(lambda: whole(x, y), rounds)}
+    fns = {"opgen eager": eager, "opgen G.compile": compiled, "opgen step compiled": lambda: whole(x, y)}
     try:
         import torch
 
         tps = [torch.from_numpy(a.copy()).requires_grad_(True) for a in w]
         xt, yt = torch.from_numpy(x_np), torch.from_numpy(y_np)
-        rows["PyTorch eager"] = best(stepper(torch, lambda a, b: model(torch, tps, a, b), tps, xt, yt), rounds)
+        fns["PyTorch eager"] = stepper(torch, lambda a, b: model(torch, tps, a, b), tps, xt, yt)
     except ImportError:
         pass
-    return rows, max(first, first_whole)
+    return medians(fns, rounds), max(first, first_whole)
 
 
 def demo_rows(G, batches: int, rounds: int) -> dict[str, float]:  # type: ignore[no-untyped-def]
@@ -292,7 +337,7 @@ def demo_rows(G, batches: int, rounds: int) -> dict[str, float]:  # type: ignore
         rows["PyTorch eager"] = loop(torch, tm, stepper(torch, tm))
     except ImportError:
         pass
-    return {name: best(run, rounds) / batches for name, run in rows.items()}
+    return {name: seconds / batches for name, seconds in medians(rows, rounds).items()}
 
 
 def demo_torch_model(torch, kind: str, size: int):  # type: ignore[no-untyped-def]
@@ -316,14 +361,17 @@ def training_main() -> None:
         pass
 
     rows = transformer_rows(G, 7)
-    print("transformer block forward+backward, batch 8, seq 128, width 256, one thread (median of 7):")
+    print("transformer block forward+backward, batch 8, seq 128, width 256, one thread (median of 7, rows timed "
+          "in turns):")
     for name, seconds in rows.items():
         print(f"  {name:<18} {seconds * 1e3:8.2f} ms")
     if "PyTorch eager" in rows:
         print(f"  compiled / PyTorch eager   {rows['opgen G.compile'] / rows['PyTorch eager']:.2f}  (goal <= 0.6)")
+        print(f"  matmul floor / PyTorch eager {rows['PyTorch, matmuls only'] / rows['PyTorch eager']:.2f}  (the "
+              "block's GEMMs alone at PyTorch's speed: no ratio below this is reachable without faster GEMMs)")
     print(f"  compiled / opgen eager     {rows['opgen G.compile'] / rows['opgen eager']:.2f}")
     rows, first = mlp_rows(G, 200)
-    print("MLP 32-64-10 training step, batch 32, SGD momentum, one thread (median of 200):")
+    print("MLP 32-64-10 training step, batch 32, SGD momentum, one thread (median of 200, rows timed in turns):")
     for name, seconds in rows.items():
         print(f"  {name:<20} {seconds * 1e6:8.1f} us")
     if "PyTorch eager" in rows:
@@ -339,9 +387,9 @@ def training_main() -> None:
         warm = first_call_seconds(cache, STEP_FIRST_CALL)
     print(f"  the whole step's first two calls (two step programs: without and with .grads at entry), in a new "
           f"process: cold kernel cache {cold:.2f} s (goal <= 10 s), cache warm {warm:.2f} s (goal <= 0.5 s)")
-    rows = demo_rows(G, 10, 7)
+    rows = demo_rows(G, 10, 15)
     print("demo training loop (demo/train.py's data, model and Adam; batch 64), one thread, per batch "
-          "(median of 7 passes of 10 batches):")
+          "(median of 15 passes of 10 batches, rows timed in turns):")
     for name, seconds in rows.items():
         print(f"  {name:<20} {seconds * 1e6:8.1f} us")
     if "PyTorch eager" in rows:
@@ -352,10 +400,17 @@ def training_main() -> None:
 
 def threads_main() -> None:
     import generated as G
-    from runtime.compile import program
+    from runtime.compile import thread_split
 
-    program.THREAD_THRESHOLD = 0
-    print("fused kernel time, one thread / two threads (median of 25):")
+    n = 2
+    crossover, rows = thread_split.measure(n)
+    print(f"calibration kernel (runtime/compile/thread_split.py), one thread / {n} threads (median of several):")
+    for size, one, many in rows:
+        print(f"  2^{size.bit_length() - 1:<3} {one * 1e6:9.1f} us {many * 1e6:9.1f} us  ratio {many / one:.2f}")
+    print(f"  crossover measured now: {'never' if crossover is None else crossover} "
+          f"(the runtime's, cached for this machine: {thread_split.threshold(n)})")
+    print(f"fused kernel time, one thread / {n} threads (median of 25):")
+    real = thread_split.kernel_threads
     for name, fn in (("GELU-residual", lambda t: gelu(t, G.tanh)),
                      ("softmax rows", lambda t: G.nn.functional.softmax(t * 0.125, dim=-1))):
         for k in range(12, 21, 2):
@@ -363,11 +418,14 @@ def threads_main() -> None:
             f = G.compile(fn)
             f(x)
             times = []
-            for n in (1, 2):
-                program.kernel_threads = lambda n=n: n  # type: ignore[misc]
+            for threads in (1, n):
+                thread_split.kernel_threads = lambda threads=threads: threads  # type: ignore[misc]
+                thread_split._known[n] = 0  # split at every size
                 times.append(best(lambda f=f, x=x: f(x), 25))
             print(f"  {name:<14} 2^{k:<3} {times[0] * 1e6:9.1f} us {times[1] * 1e6:9.1f} us  "
                   f"ratio {times[1] / times[0]:.2f}")
+    thread_split.kernel_threads = real
+    thread_split._known.clear()
 
 
 if __name__ == "__main__":

@@ -47,7 +47,9 @@ from runtime.compile.capture import GraphBreak, capture_joint, capture_with_effe
 from runtime.compile.cpp_build import find_compiler
 from runtime.compile.graph import Graph
 from runtime.compile.guards import python_state
-from runtime.compile.program import Program
+from runtime.compile.passes import RANDOM_WORDS
+from runtime.compile.program import Program, fusion_specs
+from runtime.compile.remat import recomputable
 from runtime.compile.step_capture import StepEffects
 from runtime.compile.step_program import StepProgram, StepPrograms
 from runtime.compile.training import TrainingProgram
@@ -165,7 +167,8 @@ class CompiledFunction:
         if is_grad_enabled() and any(t.requires_grad for t in tensors):
             return self._compile_training(key, args, kwargs, tensors)
         try:
-            graph, result, results, effects = capture_with_effects(self.fn, args, kwargs)
+            graph, result, results, effects = capture_with_effects(self.fn, args, kwargs,
+                                                                   _pointwise_ops() if _can_fuse(tensors) else None)
         except GraphBreak as e:  # what the function changed was put back: it runs once, eagerly
             return self._eager(key, str(e), args, kwargs)
         if effects.used:
@@ -193,11 +196,13 @@ class CompiledFunction:
 
     def _compile_training(self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any], tensors: list[Tensor]) -> Any:
         """Capture forward and backward (Note [Capturing the backward] in training.py)."""
+        fuse = _can_fuse(tensors)
+        # recomputing saved values pays where the copies fuse into the backward's kernels: CPU graphs
+        cpu = all(t.device.type == "cpu" for t in tensors)
         try:
-            joint = capture_joint(self.fn, args, kwargs)
+            joint = capture_joint(self.fn, args, kwargs, recomputable(fusion_specs()) if fuse and cpu else None)
         except GraphBreak as e:
             return self._eager(key, str(e), args, kwargs)
-        fuse = _can_fuse(tensors)
         if not fuse:
             self._note("no C++ compiler (g++ or clang++ on PATH, or $CXX): the graph runs without fused kernels")
         program = TrainingProgram(joint, fuse)
@@ -326,6 +331,12 @@ class CompiledFunction:
             elif not np.array_equal(a, b):
                 return False
         return True
+
+
+def _pointwise_ops() -> Callable[[str], bool]:
+    """The operators of the pointwise kernel specs, less the random ones (Note [Pointwise composites])."""
+    specs = fusion_specs()
+    return lambda name: name in specs and not any(word in name for word in RANDOM_WORDS)
 
 
 def _can_fuse(tensors: list[Tensor]) -> bool:

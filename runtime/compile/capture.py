@@ -25,6 +25,8 @@ from typing import Any
 from runtime.autograd.grad_mode import is_grad_enabled
 from runtime.compile.graph import Graph, Node, Value
 from runtime.compile.meta_shapes import MetaTwins
+from runtime.compile.remat import merge_repeated
+from runtime.compile.remat import recompute as recompute_saved
 from runtime.compile.step_capture import StepEffects, patched
 from runtime.compile.tracing import GraphBreak, state
 from runtime.dispatcher import DispatchKey, dispatcher, exclude_keys, include_keys
@@ -44,6 +46,9 @@ class _Trace:
         self._constant: set[int] = set()  # ids of values computed from no input of the function
         self.by_data: dict[int, Value] = {}  # id of a tensor's array -> its value (detached copies alias it)
         self.training = False  # decompose CompositeImplicitAutograd ops (Note [Capturing the backward])
+        # which recorded operators fused kernels compute: a composite whose parts all are stays decomposed
+        # (Note [Pointwise composites])
+        self.pointwise: Callable[[str], bool] | None = None
         self.step = StepEffects(self)  # Note [Capturing a training step]
         self.meta = MetaTwins()  # Note [Shapes from meta execution]
 
@@ -106,6 +111,36 @@ class _Trace:
             self._constant.add(outs[0].id)
 
 
+    def decomposed(self, op: Any, kernel: Callable[..., Any], args: list[Any]) -> Any:
+        """Run a CompositeImplicitAutograd op's decomposition with its parts recorded; unless every part is
+        pointwise, the parts are taken back out and the op is recorded as one node (Note [Pointwise
+        composites])."""
+        mark = len(self.graph.nodes)
+        result = kernel(*args)
+        parts = self.graph.nodes[mark:]
+        if parts and all(self.pointwise is not None and self.pointwise(n.name) for n in parts):
+            return result
+        gone = {v.id for n in parts for v in n.outputs}
+        del self.graph.nodes[mark:]
+        for n in parts:
+            self.results.pop(id(n), None)
+        self._constant -= gone
+        self.values = {k: v for k, v in self.values.items() if v.id not in gone}
+        self.by_data = {k: v for k, v in self.by_data.items() if v.id not in gone}
+        self.record(op, args, result)
+        return result
+
+
+# Note [Pointwise composites]
+# A CompositeImplicitAutograd op (gelu, for one) has no kernel of its own: its decomposition calls other
+# operators. A training capture always records the parts (autograd saves their values). An inference
+# capture records the op as one node unless every part of its decomposition is an op that a fused kernel
+# computes elementwise (`pointwise`: an op of the pointwise kernel specs), in which case the parts stay in
+# the graph and fuse with their neighbours; the tanh-GELU becomes part of one kernel instead of one
+# operator call making a NumPy pass per part. A composite whose decomposition reaches a matmul, a view or
+# a reduction stays one node (its parts would not fuse, and the node keeps lowerings that name it).
+
+
 class PythonCall:
     """A factory of the public API (`G.ones`, `G.tensor`, `G.randn` ...) as a graph operator: factories make
     their tensors without the dispatcher's ops, so capture records the call itself (the ops inside it are
@@ -160,6 +195,10 @@ def _tracer_fallback(op: Any, args: list[Any]) -> Any:
         kernel, how = op.resolve(DispatchKey.Autograd)
         if how == "CompositeImplicitAutograd" and kernel is not None:
             return kernel(*args)  # its parts are recorded, and autograd saves their values
+    elif trace is not None and trace.pointwise is not None and "!" not in str(op.schema):
+        kernel, how = op.resolve(DispatchKey.Autograd)
+        if how == "CompositeImplicitAutograd" and kernel is not None:
+            return trace.decomposed(op, kernel, args)
     if trace is not None and "!" in str(op.schema):  # it writes a tensor: one from outside is logged to undo
         for t in _tensors(args):
             v = trace.values.get(id(t)) or trace._alias(t)  # (a detached gradient is its value's alias)
@@ -217,12 +256,15 @@ def capture(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
     return graph, result, results
 
 
-def capture_with_effects(fn: Callable[..., Any], args: tuple[Any, ...],
-                         kwargs: dict[str, Any]) -> tuple[Graph, Any, dict[int, Any], StepEffects]:
+def capture_with_effects(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                         pointwise: Callable[[str], bool] | None = None) -> tuple[Graph, Any, dict[int, Any],
+                                                                                 StepEffects]:
     """`capture`, with `loss.backward()`, `.grad` and `optimizer.step()` captured too (Note [Capturing a
     training step]); also returns the capture's StepEffects (`.used`: the function did any of them). When
-    the capture raises, what the function changed is put back first."""
+    the capture raises, what the function changed is put back first. `pointwise` names the operators fused
+    kernels compute, whose composites stay decomposed (Note [Pointwise composites])."""
     trace = _Trace()
+    trace.pointwise = pointwise
     for a in _tensors((args, kwargs)):
         if id(a) not in trace.values:
             trace.add_input(a)
@@ -285,9 +327,12 @@ class Joint:
         self.grads = grads  # the eager gradients of the targets (None: unused)
 
 
-def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Joint:
+def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                  recompute: Callable[[Node], bool] | None = None) -> Joint:
     """Run `fn` once recording its operator calls, then run autograd's backward from its outputs that require
-    grad, recording the operators the derivative formulas call (Note [Capturing the backward])."""
+    grad, recording the operators the derivative formulas call (Note [Capturing the backward]). `recompute`
+    says which forward nodes the backward may compute again rather than have their values saved (Note
+    [Recomputing saved values] in remat.py); None saves every value the backward reads."""
     from runtime import opcall
     from runtime.autograd.function import grad as autograd_grad
     from runtime.autograd.grad_mode import no_grad
@@ -336,6 +381,9 @@ def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
             _state.trace = None
     graph = trace.graph
     forward_nodes, backward_nodes = graph.nodes[:boundary], graph.nodes[boundary:]
+    if recompute is not None:  # calls repeated across the halves merge first, so both read one value
+        forward_nodes, backward_nodes, output, grad_syms = merge_repeated(forward_nodes, backward_nodes, output,
+                                                                          grad_syms)
     new_free = [(n.name, v) for n in backward_nodes for v in n.inputs()
                 if v.external is not None and v.id not in free_before and not v.external._wrapped]
     new_free += [("a gradient", v) for v in grad_syms if v is not None and v.external is not None
@@ -349,6 +397,9 @@ def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
     for v in [w for n in backward_nodes for w in n.inputs()] + [v for v in grad_syms if v is not None]:
         if v.id in made_in_forward:
             saved.setdefault(v.id, v)
+    if recompute is not None:
+        backward_nodes, saved, grad_syms = recompute_saved(forward_nodes, backward_nodes, saved, grad_syms, graph,
+                                                           recompute)
     forward = Graph(inputs=graph.inputs[:n_inputs], nodes=forward_nodes, output=(output, list(saved.values())),
                     _ids=graph._ids)
     backward = Graph(inputs=list(saved.values()) + grad_values, nodes=backward_nodes, output=grad_syms,

@@ -461,5 +461,5 @@ def render_group(g: FusedGroup, entry: str, used_later: set[int]) -> CudaPlan:
 
 
 def header() -> str:
-    return "\n".join(["// G.compile: fused kernels (runtime/compile/cuda_render.py, Note [Fused kernels on a CUDA "
-                      "device])", *HEADER, ""])
+    return "\n".join(["// G.compile: fused kernels (runtime/compile/cuda_render.py,",
+                      "// Note [Fused kernels on a CUDA device])", *HEADER, ""])

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.compile.graph import Node, Value
+from runtime.vocabulary import HALF_DTYPES
 
 CTYPE = {"float32": "float", "float64": "double", "bool": "bool", "int8": "signed char", "uint8": "unsigned char",
          "int16": "short", "int32": "int", "int64": "long long"}
 FLOATS = ("float32", "float64")
 # Note [Fused kernels on a CUDA device]: the CUDA kernels (cuda_render.py) also read and store the half types,
 # computing in float (opgen::OpMath) as the per-op kernels do; the C type a term computes in, per dtype
-HALF = ("float16", "bfloat16")
+HALF = HALF_DTYPES
 COMPUTE_CTYPE = {**CTYPE, "float16": "float", "bfloat16": "float"}
 
 
@@ -132,7 +133,7 @@ _DTYPES: dict[str, Any] = {}
 def _promote_dtype(values: list[Value], scalars: list[Any]) -> Any:
     """The dtype a comparison computes in: the widest float among the tensors, else a float scalar's
     float64, else int64 (exact for every integer and bool)."""
-    order = ("float16", "bfloat16", *FLOATS)
+    order = (*HALF, *FLOATS)
     floats = [v.dtype for v in values if v.dtype.name in order]
     if floats:
         if {d.name for d in floats} == set(HALF):

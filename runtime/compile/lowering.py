@@ -6,7 +6,8 @@ A captured graph's shapes, dtypes and arguments are fixed by its guards, and its
 capture ran them, so a compiled program need not repeat per call what the eager path does per call: parse
 the arguments, pick a kernel through the dispatch table, check shapes and dtypes, wrap every result. For
 the operators in `LOWERINGS` (matmuls and linear, views, softmax and cross entropy with their backward
-pieces, reductions, comparisons, casts, the arithmetic that did not fuse), `lower(node)` returns a function
+pieces, reductions, comparisons, casts, the arithmetic that did not fuse, the views of the attention's
+batched products), `lower(node)` returns a function
 of the node's array arguments computing what the eager kernel computes: the same NumPy operations in the
 output's dtype, so that results agree within rounding (sums may be taken in another order). Conditions the
 function does not cover (another dtype, a weight argument, more dims) give None: the node keeps its
@@ -41,7 +42,8 @@ def lowering(*names: str) -> Callable[[Callable[[Node], Lowered | None]], Callab
 # Lowerings whose result is a NumPy view of their input: a Tensor made over it does not share the input's
 # storage object (nor its version counter), so a view the program returns keeps its operator call.
 VIEWS = frozenset({"t", "unsqueeze", "movedim.intlist", "movedim.int", "view", "reshape", "flatten.using_ints",
-                   "_reshape_alias", "squeeze.dim", "squeeze", "squeeze.dims"})
+                   "_reshape_alias", "squeeze.dim", "squeeze", "squeeze.dims", "transpose.int", "slice.Tensor",
+                   "expand"})
 
 
 def lower(node: Node) -> Lowered | None:
@@ -82,14 +84,27 @@ def _mm(node: Node) -> Lowered | None:
     return lambda a: a[0] @ a[1]
 
 
+@lowering("bmm")
+def _bmm(node: Node) -> Lowered | None:
+    if not _float_inputs(node) or node.args[0].dtype is not node.args[1].dtype:
+        return None
+    return lambda a: a[0] @ a[1]
+
+
 @lowering("linear")
 def _linear(node: Node) -> Lowered | None:
     x, w, b = node.args[:3]
     if not _float_inputs(node) or len(w.shape) != 2 or (isinstance(b, Value) and b.shape != (w.shape[0],)):
         return None
+    rows = (-1, w.shape[1])
+    shape = node.outputs[0].shape
 
     def run(a: list[Any]) -> Any:
-        out = a[0] @ a[1].T
+        x = a[0]
+        if x.ndim > 2 and x.flags.c_contiguous:  # one GEMM over all leading dims rather than one per batch
+            out = (x.reshape(rows) @ a[1].T).reshape(shape)
+        else:
+            out = x @ a[1].T
         if a[2] is not None:
             out += a[2]
         return out
@@ -120,6 +135,39 @@ def _unsqueeze(node: Node) -> Lowered | None:
 def _movedim(node: Node) -> Lowered | None:
     src, dst = node.args[1], node.args[2]
     return lambda a: np.moveaxis(a[0], src, dst)
+
+
+@lowering("transpose.int")
+def _transpose(node: Node) -> Lowered | None:
+    ndim = len(node.args[0].shape)
+    d0, d1 = _dim(node.args[1], ndim), _dim(node.args[2], ndim)
+    return lambda a: np.swapaxes(a[0], d0, d1)
+
+
+@lowering("slice.Tensor")
+def _slice(node: Node) -> Lowered | None:
+    args = list(node.args) + [0, None, None, 1][len(node.args) - 1:]
+    dim, start, end, step = args[1:5]
+    if not all(x is None or (isinstance(x, int) and not isinstance(x, bool)) for x in (dim, start, end, step)) \
+            or not isinstance(step, int) or step < 1:
+        return None
+    index = (slice(None),) * _dim(dim, len(node.args[0].shape)) + (slice(start, end, step),)
+    shape = node.outputs[0].shape
+
+    def run(a: list[Any]) -> Any:
+        out = a[0][index]
+        if out.shape != shape:
+            raise RuntimeError(f"slice: got shape {out.shape}, the graph has {shape}")
+        return out
+    return run
+
+
+@lowering("expand")
+def _expand(node: Node) -> Lowered | None:
+    """An expand to the input's own shape (the one matmul's decomposition makes) is the input."""
+    if node.outputs[0].shape != node.args[0].shape:
+        return None
+    return lambda a: a[0]
 
 
 @lowering("view", "reshape", "flatten.using_ints", "_reshape_alias", "squeeze.dim", "squeeze", "squeeze.dims")

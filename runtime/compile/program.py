@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib
 from typing import Any
 
@@ -19,23 +20,24 @@ from runtime.compile.passes import (
     fold_constants,
     simplify_views,
 )
-from runtime.compile.pyrun import cuda_group_runner, group_runner, make_runner
+from runtime.compile.pyrun import cuda_group_runner, group_runner, make_runner, private_values
+from runtime.compile.thread_split import SIZES, split_threads
 from runtime.tensor import Tensor
-from runtime.threads import kernel_threads
 
-# Note [Threads of fused kernels]
-# A fused kernel splits its loop over OpenMP threads (rows for a kernel with row values, the flat element
-# range otherwise) when its work (domain elements times passes over them) is at least THREAD_THRESHOLD and
-# it has no scatter accumulation; it uses runtime.threads.kernel_threads() threads (G.set_num_threads,
-# else OMP_NUM_THREADS or OPENBLAS_NUM_THREADS, else the CPU count), so OPENBLAS_NUM_THREADS=1 keeps it on
-# one thread. Measured with `python3 bench/bench_compile.py --threads` (the GELU-residual and a row softmax
-# at 2^12..2^20 elements, one thread against two, in one run) on the 2-core build machine under a load
-# average of about 17: two threads lost at every size (about 30 ms per call, the second thread waiting for
-# a time slice; 1.7x slower even at 2^20), so no crossover could be measured there. The threshold is set
-# where one thread takes about 0.5 ms (2^18 elements of the GELU-residual: 0.53 ms in that run), so that
-# on an idle machine, where starting a team costs tens of microseconds, a split never costs more than a
-# few percent; rerun the bench on the target machine to move it.
-THREAD_THRESHOLD = 1 << 18
+# Note [Buffers a program keeps]
+# A fused kernel writes into arrays it is given. An output that never leaves the program (not returned, not
+# saved for a backward, read only by later kernels and by lowered NumPy nodes that make new arrays: pyrun.
+# private_values) is written into a buffer the program keeps between runs, in its arena (one list of
+# arrays, made on the first run), so a steady training loop does not ask the allocator for fresh multi-MB
+# arrays at every step: on a machine where fresh pages fault (glibc returns large blocks to the system and
+# each first touch of a page traps), that cost more than the kernels (the transformer block's GELU backward:
+# about 1200 page faults per call). Each value keeps its own buffer (no sharing between values whose lives
+# do not overlap), so a program holds its private intermediates' bytes while it lives, as a caching
+# allocator would. An arena serves one run at a time: the generated function takes one from the program's
+# pool (or makes one) and puts it back when it returns, so runs in other threads or nested runs each use
+# their own. Values an operator call reads are never kept: the operator may hold or alias its argument.
+KEEP_BUFFERS = True
+SPLIT_MIN = SIZES[0]  # a smaller kernel never splits (Note [Threads of fused kernels])
 
 
 def fusion_specs() -> dict[str, Any]:
@@ -63,9 +65,11 @@ class Program:
         self.library: Any = None
         self._calls: dict[int, Any] = {}
         self._runners: dict[int, tuple[Any, bool]] = {}  # group -> its runner, and whether it takes arrays
+        self.slots: dict[int, int] = {}  # value id -> its buffer in the arena (Note [Buffers a program keeps])
         if self.fused:
             self._build()
-        self._run, self.source = make_runner(self.steps, graph.inputs, graph.output, self._runners)
+        self._run, self.source = make_runner(self.steps, graph.inputs, graph.output, self._runners,
+                                             len(self.slots))
 
     def _build(self) -> None:
         later = self._used_after()
@@ -77,13 +81,19 @@ class Program:
         for k, group in enumerate(self.fused):
             render(group, f"opgen_fused_{k}", later[id(group)])
         self.library = build("\n".join(g.source for g in self.fused))
+        if KEEP_BUFFERS:
+            self.slots = {v.id: k for k, v in enumerate(private_values(self.steps, self.graph.output))}
         for group in self.fused:
             fn = getattr(self.library, group.entry)
             fn.restype = ctypes.c_int
             fn.argtypes = [ctypes.c_void_p] * (len(group.inputs) + len(group.outputs)) + [ctypes.c_longlong]
             self._calls[id(group)] = fn
-            split = group.parallel and group.work >= THREAD_THRESHOLD
-            self._runners[id(group)] = (group_runner(group, fn, _threads if split else None), True)
+            slots = [self.slots.get(v.id) for v in group.outputs]
+            # the thread count is looked up at each run (G.set_num_threads may change it): Note [Threads of
+            # fused kernels] in thread_split.py
+            threads = functools.partial(split_threads, group.work) if group.parallel and group.work >= SPLIT_MIN \
+                else None
+            self._runners[id(group)] = (group_runner(group, fn, threads, slots), True)
 
     def _used_after(self) -> dict[int, set[int]]:
         """For each fused group, the ids of its values read by a later step or returned."""
@@ -106,8 +116,3 @@ class Program:
     # -- running ------------------------------------------------------------------------------------
     def run(self, inputs: list[Tensor]) -> Any:
         return self._run(inputs)
-
-
-def _threads() -> int:
-    """The threads a split kernel uses (looked up at each run: G.set_num_threads may change it)."""
-    return kernel_threads()

@@ -30,26 +30,74 @@ from runtime.compile.passes import mutates
 from runtime.tensor import Tensor
 
 
-def group_runner(group: FusedGroup, call: Any, threads: Callable[[], int] | None) -> Any:
-    """A function of a CPU group's input arrays returning its output arrays (Note [Fused pointwise kernels]:
-    the kernel returns nonzero for an index out of range and takes the thread count last; `threads` gives it
-    where the group is split over threads (Note [Threads of fused kernels]), else it runs on one)."""
+def group_runner(group: FusedGroup, call: Any, threads: Callable[[], int] | None,
+                 slots: list[int | None] | None = None) -> Any:
+    """A function of the program's arena and a CPU group's input arrays returning its output arrays (Note
+    [Fused pointwise kernels]: the kernel returns nonzero for an index out of range and takes the thread
+    count last; `threads` gives it where the group is split over threads (Note [Threads of fused kernels]),
+    else it runs on one). An output with a slot (Note [Buffers a program keeps]) is written into the
+    arena's array at that slot, made on the first run; the others into new arrays."""
     layouts = [(v.shape, tuple(s * np.dtype(v.dtype.np).itemsize for s in v.strides), np.dtype(v.dtype.np))
                for v in group.inputs]
     outs = [(v.shape, np.dtype(v.dtype.np)) for v in group.outputs]
+    kept = slots if slots is not None and any(k is not None for k in slots) else None
     empty = np.empty
 
-    def run(*arrays: np.ndarray) -> list[np.ndarray]:
+    def run(arena: list[Any], *arrays: np.ndarray) -> list[np.ndarray]:
         for a, (shape, strides, dt) in zip(arrays, layouts, strict=True):
             if a.shape != shape or a.dtype != dt or a.strides != strides:
                 if not _same_layout(group, arrays):  # another layout than at capture: the operators
                     return _eager_group(group, arrays)
                 break
-        results = [empty(shape, dtype=dt) for shape, dt in outs]
+        if kept is None:
+            results = [empty(shape, dtype=dt) for shape, dt in outs]
+        else:
+            results = []
+            for (shape, dt), k in zip(outs, kept, strict=True):
+                if k is None:
+                    results.append(empty(shape, dtype=dt))
+                else:
+                    buf = arena[k]
+                    if buf is None:
+                        buf = arena[k] = empty(shape, dtype=dt)
+                    results.append(buf)
         if call(*[address(a) for a in arrays], *[address(o) for o in results], threads() if threads else 1):
             return _eager_group(group, arrays)  # an index out of range: the operators raise their error
         return results
     return run
+
+
+def private_values(steps: list[Node | FusedGroup], output: Any) -> list[Value]:
+    """The values that CPU fused groups make and that never leave the program (Note [Buffers a program
+    keeps]): not returned, read only by fused groups and by lowered nodes that make new arrays, or by
+    lowered views whose own values are private in the same sense."""
+    returned = {v.id for v in _values(output)}
+    base: dict[int, int] = {}  # a lowered view's value -> the value it views
+    escapes = set(returned)
+    for step in steps:
+        if isinstance(step, FusedGroup):
+            continue
+        if _lowered(step, returned) is not None:
+            if step.name in VIEWS:
+                for v in step.inputs():
+                    base[step.outputs[0].id] = v.id
+            continue
+        escapes.update(v.id for v in step.inputs())  # an operator call may keep or alias its arguments
+    stack = list(escapes)
+    while stack:
+        i = base.get(stack.pop())
+        if i is not None and i not in escapes:
+            escapes.add(i)
+            stack.append(i)
+    return [v for s in steps if isinstance(s, FusedGroup) for v in s.outputs
+            if v.id not in escapes and v.external is None]
+
+
+def _lowered(node: Node, returned: set[int]) -> Any:
+    """The node's lowering as the written program runs it (None: its operator is called)."""
+    if not LOWER or (node.name in VIEWS and node.outputs[0].id in returned):
+        return None
+    return lower(node)
 
 
 def _same_layout(group: FusedGroup, arrays: tuple[np.ndarray, ...]) -> bool:
@@ -114,6 +162,7 @@ LOWER = True  # Note [Lowered nodes]; off only to measure what lowering gains
 class _Writer:
     def __init__(self, inputs: list[Value], returned: set[int]) -> None:
         self.returned = returned  # ids of the values the program returns
+        self.arena = False  # the program keeps buffers (Note [Buffers a program keeps])
         self.lines: list[str] = []
         self.ns: dict[str, Any] = {"wrap": Tensor._wrap}
         self.tensor: dict[int, str] = {}  # value id -> the local (or namespace name) holding its Tensor
@@ -161,7 +210,7 @@ class _Writer:
         return self.const(x)
 
     def node(self, node: Node) -> None:
-        fn = lower(node) if LOWER and not (node.name in VIEWS and node.outputs[0].id in self.returned) else None
+        fn = _lowered(node, self.returned)
         if fn is not None:
             out = node.outputs[0]
             args = "[" + "".join(self.expr(a, True) + ", " for a in node.args) + "]"
@@ -192,7 +241,7 @@ class _Writer:
         name = self.const(runner, "g")
         outs = [v.id for v in (group.outputs if on_arrays else cuda_outputs(group))]
         if on_arrays:
-            args = "".join(self.array_of(v) + ", " for v in group.inputs)
+            args = ("arena, " if self.arena else "None, ") + "".join(self.array_of(v) + ", " for v in group.inputs)
         else:
             args = "".join(self.tensor_of(v) + ", " for v in group.inputs)
         prefix = "a" if on_arrays else "t"
@@ -216,11 +265,14 @@ def _values(x: Any) -> list[Value]:
 
 
 def make_runner(steps: list[Node | FusedGroup], inputs: list[Value], output: Any,
-                runners: dict[int, tuple[Any, bool]]) -> tuple[Any, str]:
+                runners: dict[int, tuple[Any, bool]], slots: int = 0) -> tuple[Any, str]:
     """The function `run(inputs) -> output` of Note [The program as one function], and its source;
-    `runners` maps each group to its runner and whether that takes arrays (group_runner) or tensors
-    (cuda_group_runner)."""
+    `runners` maps each group to its runner and whether that takes arrays (group_runner, with the arena of
+    `slots` kept buffers first: Note [Buffers a program keeps]) or tensors (cuda_group_runner)."""
     w = _Writer(inputs, {v.id for v in _values(output)})
+    w.arena = slots > 0
+    pool: list[list[Any]] = []
+    w.ns["pool"] = pool
     for step in steps:
         if isinstance(step, FusedGroup):
             w.group(step, *runners[id(step)])
@@ -229,7 +281,19 @@ def make_runner(steps: list[Node | FusedGroup], inputs: list[Value], output: Any
     result = w.expr(output, False)
     params = "".join(f"t{v.id}, " for v in inputs)
     body = [f"({params}) = inputs"] if inputs else []
-    body += w.lines + [f"return {result}"]
+    # an arena is in use by one run at a time: a run (another thread's, a nested one) that finds none free
+    # makes its own, and each is put back when its run ends
+    if slots:
+        def take() -> list[Any]:
+            try:
+                return pool.pop()  # atomic: two runs never get one arena
+            except IndexError:
+                return [None] * slots
+        w.ns["take"] = take
+        body += ["arena = take()"]
+        body += w.lines + [f"result = {result}", "pool.append(arena)", "return result"]
+    else:
+        body += w.lines + [f"return {result}"]
     source = "def run(inputs):\n" + "".join(f"    {line}\n" for line in body)
     code = compile(source, "<G.compile program>", "exec")
     exec(code, w.ns)

@@ -205,11 +205,19 @@ def test_cross_entropy_with_a_target_out_of_range_raises_as_eager() -> None:
                                 lambda x: F.cross_entropy(x * 2, G.from_numpy(np.arange(37) % 129))])
 def test_kernels_split_over_threads_agree(fn: Callable[[G.Tensor], G.Tensor],
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(program_module, "THREAD_THRESHOLD", 0)
-    monkeypatch.setattr(program_module, "kernel_threads", lambda: 3)
+    from runtime.compile import thread_split
+
+    monkeypatch.setattr(program_module, "SPLIT_MIN", 0)
+    monkeypatch.setattr(thread_split, "kernel_threads", lambda: 3)
+    monkeypatch.setattr(thread_split, "SIZES", (0,))
+    monkeypatch.setattr(thread_split, "_known", {3: 0})  # the crossover: every size splits
+    counts: list[int] = []
+    split = thread_split.split_threads
+    monkeypatch.setattr(program_module, "split_threads", lambda work: counts.append(split(work)) or counts[-1])
     x = G.randn(37, 129)
     program = compiled_agrees(fn, x, tol=1e-5)
     assert "omp parallel" in program.kernel_source()
+    assert counts and set(counts) == {3}, "the kernels ran on three threads"
 
 
 def test_the_thread_count_follows_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -263,7 +271,7 @@ def test_a_group_runs_its_kernel_when_only_the_stride_of_a_size_one_dim_differs(
 
     def run(xa: np.ndarray) -> np.ndarray:
         arrays = {ids[0]: xa, ids[1]: b.numpy()}
-        (out,) = runner(*[arrays[v.id] for v in group.inputs])
+        (out,) = runner(None, *[arrays[v.id] for v in group.inputs])
         return out
 
     base = x.numpy().copy()
