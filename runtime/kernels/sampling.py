@@ -70,10 +70,11 @@ def multinomial(self: Any, num_samples: int, replacement: bool = False, generato
     n = p2.shape[1]
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
-    if bool((p2 < 0).any()) or not bool(p2.isfinite().all()):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if bool((p2.sum(1) <= 0).any()):
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not p2.is_meta:  # a meta tensor has no values to check (Note [Meta tensors] in runtime/meta_array.py)
+        if bool((p2 < 0).any()) or not bool(p2.isfinite().all()):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if bool((p2.sum(1) <= 0).any()):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     if not replacement and num_samples > n:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     rows = p2.shape[0]
@@ -97,7 +98,7 @@ def bernoulli__float(self: Any, p: float = 0.5, generator: Any = None) -> Any:
 def bernoulli__Tensor(self: Any, p: Any, generator: Any = None) -> Any:
     """`t.bernoulli_(p)` with a tensor of probabilities broadcastable to t."""
     probabilities = p.detach().to(dtypes.float64)
-    if bool(((probabilities < 0) | (probabilities > 1)).any()):
+    if not probabilities.is_meta and bool(((probabilities < 0) | (probabilities > 1)).any()):
         raise RuntimeError("bernoulli_ expects all elements of p to be in [0, 1]")
     u = _G().rand(tuple(self.shape), generator=generator, dtype=dtypes.float64, device=self.device)
     return self.copy_((u < probabilities).to(self.dtype))
