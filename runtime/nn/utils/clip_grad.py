@@ -44,6 +44,12 @@ def clip_grads_with_norm_(parameters: _Params, max_norm: float, total_norm: Tens
     grads = [p.grad for p in _tensors(parameters) if p.grad is not None]
     if not grads:
         return
+    if total_norm.is_meta:  # no value to compare: the scaling as ops, min(coef, 1) (Note [Meta tensors])
+        with no_grad():
+            coef_t = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
+            for g in grads:
+                g.mul_(coef_t.to(g.device))
+        return
     coef = float(max_norm) / (float(total_norm) + 1e-6)
     if coef < 1.0:
         with no_grad():
