@@ -375,7 +375,7 @@ def _resize_aa(input: Any, output_size: Sequence[int] | None, scale_factors: Seq
         wh = _aa_weights(in_h, out_h, align_corners, scales[0], np.float64)
         ww = _aa_weights(in_w, out_w, align_corners, scales[1], np.float64)
         image = _fixed_point_pass(input.numpy(force=True), ww, 3)
-        return G.tensor(_fixed_point_pass(image, wh, 2), dtype=G.uint8, device=input.device)
+        return G.tensor(np.ascontiguousarray(_fixed_point_pass(image, wh, 2)), dtype=G.uint8, device=input.device)
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"_upsample_bilinear2d_aa(): expected a floating or uint8 input, got {input.dtype}")
     precision = np.float64 if input.dtype == G.float64 else np.float32

@@ -107,13 +107,13 @@ def _indexed_shape(self: Tensor, indices: Sequence[Tensor | None]) -> tuple[int,
     """The shape of `self[indices]` for PyTorch's advanced indexing by integer tensors (None: a whole dim)."""
     shape = _shape(self)
     idx = list(indices)
-    if len(idx) > len(shape):
-        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {len(idx)})")
-    for t in idx:
+    for t in idx:  # a mask (of any rank, a 0-dim one included) selects as many elements as it holds Trues
         if t is not None and (t._dtype is dtypes.bool_ or t._dtype is dtypes.uint8):
             data_dependent("index with a boolean mask")
         if t is not None and t._dtype.is_floating_point:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if len(idx) > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {len(idx)})")
     idx += [None] * (len(shape) - len(idx))
     positions = [i for i, t in enumerate(idx) if t is not None]
     if not positions:
