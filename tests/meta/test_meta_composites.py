@@ -274,3 +274,33 @@ def test_meta_beside_cpu_index_tensors_runs_the_meta_kernel() -> None:
     assert meta[G.tensor([0, 2])].is_meta
     assert meta.index_put_((G.tensor([0]),), G.ones(3)) is meta
     assert (meta + G.tensor(2.0)).is_meta  # a 0-dim CPU tensor is a scalar
+
+
+# -- CPU results laid out as PyTorch's, and as their Meta kernels describe them -----------------------------------
+
+_LAYOUTS = {
+    "index after a slice": lambda lib, x: x[:, :, lib.tensor([0, 3])],
+    "index between slices": lambda lib, x: x[:, lib.tensor([0, 3]), :],
+    "cummax": lambda lib, x: lib.cummax(x, 1),
+    "cummin": lambda lib, x: lib.cummin(x, 2),
+    "lu_unpack": lambda lib, x: lib.lu_unpack(*lib.linalg.lu_factor(x[0] + 5 * lib.eye(5))),
+    "antialiased uint8 resize": lambda lib, x: (
+        lib.ops.aten._upsample_bilinear2d_aa if lib is torch else G._upsample_bilinear2d_aa)(
+        (x.unsqueeze(0) * 10).to(lib.uint8), [3, 7], False, None),
+}
+
+
+@pytest.mark.parametrize("name", list(_LAYOUTS))
+def test_cpu_layout_matches_pytorch_and_meta(name: str) -> None:
+    values = [[[float((i * 7 + j * 3 + k) % 11) for k in range(5)] for j in range(5)] for i in range(5)]
+    call = _LAYOUTS[name]
+    want = _outputs(call(torch, torch.tensor(values)))
+    cpu = _outputs(call(G, G.tensor(values)))
+    meta = _outputs(call(G, G.tensor(values).to("meta"))) if name != "lu_unpack" else None
+    for i, (w, c) in enumerate(zip(want, cpu, strict=True)):
+        assert tuple(c.shape) == tuple(w.shape) and c.stride() == w.stride(), (i, c.stride(), w.stride())
+        if meta is not None:
+            assert meta[i].is_meta and meta[i].stride() == c.stride()
+    if name == "lu_unpack":  # its meta form takes the factors as meta tensors
+        LU, piv = G.linalg.lu_factor(G.tensor(values)[0] + 5 * G.eye(5))
+        assert [t.stride() for t in G.lu_unpack(LU.to("meta"), piv.to("meta"))] == [t.stride() for t in cpu]
