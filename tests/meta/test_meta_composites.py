@@ -304,3 +304,12 @@ def test_cpu_layout_matches_pytorch_and_meta(name: str) -> None:
     if name == "lu_unpack":  # its meta form takes the factors as meta tensors
         LU, piv = G.linalg.lu_factor(G.tensor(values)[0] + 5 * G.eye(5))
         assert [t.stride() for t in G.lu_unpack(LU.to("meta"), piv.to("meta"))] == [t.stride() for t in cpu]
+
+
+def test_zero_dim_mask_of_a_zero_dim_meta_tensor_is_data_dependent() -> None:
+    """x[mask] with a 0-dim mask keeps x or drops it by the mask's value: data-dependent, like every mask."""
+    x, mask = G.empty((), device="meta"), G.empty((), dtype=G.bool, device="meta")
+    with pytest.raises(DataDependentOutputError):
+        G.masked_select(x, mask)
+    with pytest.raises((DataDependentOutputError, MetaDataError)):  # Python indexing reads a 0-dim mask's value
+        x[mask]
