@@ -222,7 +222,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
         data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
     dt = dtypes.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
     if dt.np is None:  # Note [bfloat16 on the CUDA backend] (kernels/copy.py): float32, rounded on the device
-        if _device(device).type != "cuda":
+        if _device(device).type not in ("cuda", "meta"):  # (meta: the geometry of the CUDA backend's tensor)
             raise TypeError(f"{dt} tensors can't be built on {_device(device)} by opgen (NumPy has no such type; "
                             f"the CUDA backend has it)")
         return _finish(tensor(data, dtype=dtypes.float32, device=device).to(dt), requires_grad)
