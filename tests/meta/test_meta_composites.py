@@ -313,3 +313,17 @@ def test_zero_dim_mask_of_a_zero_dim_meta_tensor_is_data_dependent() -> None:
         G.masked_select(x, mask)
     with pytest.raises((DataDependentOutputError, MetaDataError)):  # Python indexing reads a 0-dim mask's value
         x[mask]
+
+
+def test_bfloat16_on_meta() -> None:
+    """bfloat16 (the CUDA backend's dtype, which NumPy lacks) works on meta: composites that build small
+    weight tensors in the input's dtype, and defaults read from the dtype."""
+    def call(lib: Any, meta: Callable[..., Any]) -> Any:
+        f = TF if lib is torch else F
+        x = meta(2, 3, 8, 8, dtype="bfloat16")
+        return (f.adaptive_avg_pool2d(x, 3), f.interpolate(x, scale_factor=2, mode="bilinear"),
+                f.avg_pool2d(x, 2), f.rms_norm(x, [8]), lib.tensor([1.0, 2.0], dtype=lib.bfloat16, device="meta"),
+                lib.index_fill(meta(dtype="bfloat16"), 0, meta(1, dtype="int64"), 2.0))
+    _same_as_torch(call)
+    with pytest.raises(TypeError, match="bfloat16"):  # the CPU still has no such type
+        G.tensor([1.0], dtype=G.bfloat16)
