@@ -75,7 +75,9 @@ def cross(self: Any, other: Any, dim: int | None = None) -> Any:
 
 
 def ravel(self: Any) -> Any:
-    return self.reshape(-1)
+    """A contiguous flattened tensor: a view of a contiguous self, else a copy (reshape would keep a view
+    with a stride other than 1, as of a uniformly strided self; PyTorch's ravel never does)."""
+    return self.contiguous().view(-1)
 
 
 def rot90(self: Any, k: int = 1, dims: Any = (0, 1)) -> Any:

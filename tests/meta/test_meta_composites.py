@@ -281,6 +281,7 @@ def test_meta_beside_cpu_index_tensors_runs_the_meta_kernel() -> None:
 _LAYOUTS = {
     "index after a slice": lambda lib, x: x[:, :, lib.tensor([0, 3])],
     "index between slices": lambda lib, x: x[:, lib.tensor([0, 3]), :],
+    "ravel of a strided view": lambda lib, x: x.reshape(-1)[::2].ravel(),
     "cummax": lambda lib, x: lib.cummax(x, 1),
     "cummin": lambda lib, x: lib.cummin(x, 2),
     "lu_unpack": lambda lib, x: lib.lu_unpack(*lib.linalg.lu_factor(x[0] + 5 * lib.eye(5))),
