@@ -328,6 +328,8 @@ def split_with_sizes(self: Any, split_sizes: Any, dim: int = 0) -> Any:
 
 
 def tensor_split_sections(self: Any, sections: int, dim: int = 0) -> Any:
+    if isinstance(sections, (list, tuple)):  # `tensor_split(x, (2, 4))`: the binding tells the int and int[]
+        return tensor_split_indices(self, sections, dim)  # overloads apart by keyword only
     if sections <= 0:
         raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
     n = self.shape[dim]

@@ -328,3 +328,10 @@ def test_bfloat16_on_meta() -> None:
     _same_as_torch(call)
     with pytest.raises(TypeError, match="bfloat16"):  # the CPU still has no such type
         G.tensor([1.0], dtype=G.bfloat16)
+
+
+def test_tensor_split_at_positional_indices() -> None:
+    """`tensor_split(x, (2, 4))`: split points given positionally (the binding passes them as `sections`)."""
+    _same_as_torch(lambda lib, meta: lib.tensor_split(meta(5, 6), (1, 4), 1))
+    assert [t.tolist() for t in G.tensor_split(G.arange(10), (2, 4))] == [[0, 1], [2, 3], [4, 5, 6, 7, 8, 9]]
+    assert [t.tolist() for t in G.arange(5).tensor_split([3])] == [[0, 1, 2], [3, 4]]
