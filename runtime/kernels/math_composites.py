@@ -140,12 +140,12 @@ def vdot(self: Any, other: Any) -> Any:
 
 
 def baddbmm(self: Any, batch1: Any, batch2: Any, beta: Any = 1, alpha: Any = 1) -> Any:
-    return _scaled_sum(self, _G().bmm(batch1, batch2), beta, alpha)
+    return _scaled_sum(self, _G().bmm(batch1, batch2), beta, alpha, product_first=True)
 
 
 def addbmm(self: Any, batch1: Any, batch2: Any, beta: Any = 1, alpha: Any = 1) -> Any:
     prod = _G().bmm(batch1, batch2)
-    return _scaled_sum(self, prod.sum(0, dtype=prod.dtype), beta, alpha)
+    return _scaled_sum(self, prod.sum(0, dtype=prod.dtype), beta, alpha, product_first=True)
 
 
 def addmv(self: Any, mat: Any, vec: Any, beta: Any = 1, alpha: Any = 1) -> Any:
@@ -158,9 +158,12 @@ def addr(self: Any, vec1: Any, vec2: Any, beta: Any = 1, alpha: Any = 1) -> Any:
     return _scaled_sum(self, _G().outer(vec1, vec2), beta, alpha)
 
 
-def _scaled_sum(self: Any, prod: Any, beta: Any, alpha: Any) -> Any:
+def _scaled_sum(self: Any, prod: Any, beta: Any, alpha: Any, product_first: bool = False) -> Any:
     """beta * self + alpha * prod, where beta == 0 ignores self (NaN included), as PyTorch. With integer
-    operands the scalars are cast to the integer type first (truncated, as PyTorch: beta=0.6 is 0)."""
+    operands the scalars are cast to the integer type first (truncated, as PyTorch: beta=0.6 is 0).
+    `product_first`: the sum is laid out as the (row-major) product, not as self, as PyTorch's baddbmm and
+    addbmm lay theirs out (a pointwise sum follows its first operand's layout: Note [Pointwise output
+    strides]); the values are the same either way."""
     G = _G()
     integral = not (self.is_floating_point() or prod.is_floating_point()) and dtypes.bool_ not in (self.dtype,
                                                                                                    prod.dtype)
@@ -171,7 +174,8 @@ def _scaled_sum(self: Any, prod: Any, beta: Any, alpha: Any) -> Any:
     if beta == 0:
         return G.zeros_like(self).expand_as(prod) + prod if tuple(self.shape) != tuple(prod.shape) else \
             prod + G.zeros_like(prod)
-    return (self * beta if beta != 1 else self) + prod
+    scaled = self * beta if beta != 1 else self
+    return prod + scaled if product_first else scaled + prod
 
 
 def take_along_dim(self: Any, indices: Any, dim: int | None = None) -> Any:

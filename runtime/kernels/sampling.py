@@ -36,7 +36,7 @@ def _check_std(std: Any) -> None:
 def normal_Tensor_float(mean: Any, std: float = 1, generator: Any = None) -> Any:
     _check_std(std)
     z = _G().randn(tuple(mean.shape), generator=generator, dtype=mean.dtype, device=mean.device)
-    return mean.detach() + z * std
+    return z * std + mean.detach()  # laid out as the (row-major) draws, as PyTorch's result
 
 
 def normal_float_Tensor(mean: float, std: Any, generator: Any = None) -> Any:
@@ -50,7 +50,7 @@ def normal_Tensor_Tensor(mean: Any, std: Any, generator: Any = None) -> Any:
     shape = _G().broadcast_shapes(mean.shape, std.shape)
     dt = dtypes.promote_types(mean.dtype, std.dtype)
     z = _G().randn(tuple(shape), generator=generator, dtype=dt, device=mean.device)
-    return mean.detach() + z * std.detach()
+    return z * std.detach() + mean.detach()  # laid out as the (row-major) draws, as PyTorch's result
 
 
 def normal_float_float(mean: float, std: float, size: Any, generator: Any = None, dtype: Any = None,
