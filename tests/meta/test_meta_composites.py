@@ -285,6 +285,12 @@ _LAYOUTS = {
     "baddbmm of a transposed self": lambda lib, x: lib.baddbmm(x.transpose(1, 2), x, x),
     "addbmm of a transposed self": lambda lib, x: lib.addbmm(x[0].t(), x, x, beta=0.5),
     "normal around a transposed mean": lambda lib, x: lib.normal(x.transpose(1, 2), 1.0),
+    "cat of transposed tensors": lambda lib, x: lib.cat([x.transpose(0, 2), x.transpose(0, 2)], 1),
+    "roll of a transposed tensor": lambda lib, x: lib.roll(x.transpose(0, 2), 1, 0),
+    "cumsum of a transposed tensor": lambda lib, x: lib.cumsum(x.transpose(1, 2), 1),
+    "cumsum of an expanded tensor": lambda lib, x: lib.cumsum(x[:1].expand(5, 5, 5), 0),
+    "gather from a transposed tensor":
+        lambda lib, x: lib.gather(x.transpose(0, 2), 1, lib.tensor([[[0, 2]] * 5] * 5).to(x.device)),
     "cummax": lambda lib, x: lib.cummax(x, 1),
     "cummin": lambda lib, x: lib.cummin(x, 2),
     "lu_unpack": lambda lib, x: lib.lu_unpack(*lib.linalg.lu_factor(x[0] + 5 * lib.eye(5))),
