@@ -102,7 +102,17 @@ def operands(op: str, promote: str, allowed: tuple[str, ...] | None, tensors: tu
     cast to the dtype NumPy computes in: `(dtype, array0, array1, ...)`."""
     dt = result_dtype(op, promote, allowed, tensors, scalars, follow)
     ct = COMPUTE_NP[dt]
-    return (dt, *[t._data if t._data.dtype is ct else t._data.astype(ct) for t in tensors])
+    return (dt, *[t._data if t._data.dtype is ct else _cast(t._data, ct) for t in tensors])
+
+
+def _cast(a: Any, ct: Any) -> Any:
+    """`a` in NumPy type `ct`. A broadcast view (a stride-0 dim, as of `expand`) is cast where it reads and
+    broadcast again: NumPy's `astype` would lay out a full copy with the stride-0 dim innermost, and the
+    ufunc's result after it too, where PyTorch (and the Meta kernels) lay the result out row-major."""
+    if a.ndim > 1 and 0 in a.strides and a.size:
+        viewed = tuple(slice(0, 1) if step == 0 else slice(None) for step in a.strides)
+        return np.broadcast_to(a[viewed].astype(ct), a.shape)
+    return a.astype(ct)
 
 
 def result_dtype(op: str, promote: str, allowed: tuple[str, ...] | None, tensors: tuple[Tensor, ...],

@@ -291,6 +291,8 @@ _LAYOUTS = {
     "cumsum of an expanded tensor": lambda lib, x: lib.cumsum(x[:1].expand(5, 5, 5), 0),
     "gather from a transposed tensor":
         lambda lib, x: lib.gather(x.transpose(0, 2), 1, lib.tensor([[[0, 2]] * 5] * 5).to(x.device)),
+    "exp of an expanded int64 tensor": lambda lib, x: lib.exp(x[:1].long().expand(5, 5, 5)),
+    "comparison of an expanded tensor": lambda lib, x: x[:, :1].long().expand(5, 5, 5) > 3,
     "cummax": lambda lib, x: lib.cummax(x, 1),
     "cummin": lambda lib, x: lib.cummin(x, 2),
     "lu_unpack": lambda lib, x: lib.lu_unpack(*lib.linalg.lu_factor(x[0] + 5 * lib.eye(5))),
