@@ -293,6 +293,9 @@ _LAYOUTS = {
         lambda lib, x: lib.gather(x.transpose(0, 2), 1, lib.tensor([[[0, 2]] * 5] * 5).to(x.device)),
     "exp of an expanded int64 tensor": lambda lib, x: lib.exp(x[:1].long().expand(5, 5, 5)),
     "comparison of an expanded tensor": lambda lib, x: x[:, :1].long().expand(5, 5, 5) > 3,
+    "to() of an expanded tensor": lambda lib, x: x[:1].expand(5, 5, 5).to(lib.int64),
+    "to() of a sliced transposed tensor": lambda lib, x: x.transpose(0, 2)[::2].to(lib.int64),
+    "to() of an expanded transposed tensor": lambda lib, x: x[0].t()[None].expand(3, 5, 5).to(lib.float64),
     "cummax": lambda lib, x: lib.cummax(x, 1),
     "cummin": lambda lib, x: lib.cummin(x, 2),
     "lu_unpack": lambda lib, x: lib.lu_unpack(*lib.linalg.lu_factor(x[0] + 5 * lib.eye(5))),
@@ -346,3 +349,13 @@ def test_tensor_split_at_positional_indices() -> None:
     _same_as_torch(lambda lib, meta: lib.tensor_split(meta(5, 6), (1, 4), 1))
     assert [t.tolist() for t in G.tensor_split(G.arange(10), (2, 4))] == [[0, 1], [2, 3], [4, 5, 6, 7, 8, 9]]
     assert [t.tolist() for t in G.arange(5).tensor_split([3])] == [[0, 1, 2], [3, 4]]
+
+
+@pytest.mark.parametrize(("shape", "strides"), [((4, 4), (1, 4)), ((2, 4), (1, 8)), ((4, 4), (0, 1)),
+                                                 ((2, 3, 4), (0, 1, 3)), ((5, 1, 5), (5, 5, 1)),
+                                                 ((3, 3), (1, 1)), ((2, 2, 3), (6, 0, 2)), ((4, 2), (4, 2))])
+def test_dense_strides_like_is_pytorchs_preserve_format(shape: tuple[int, ...], strides: tuple[int, ...]) -> None:
+    from runtime.strides import dense_strides_like
+    extent = sum((n - 1) * s for n, s in zip(shape, strides, strict=True)) + 1
+    viewed = torch.empty(extent).as_strided(shape, strides)
+    assert dense_strides_like(shape, strides) == torch.empty_like(viewed).stride()
