@@ -47,13 +47,14 @@ def main(names: list[str]) -> None:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
                 args = [T._convert(a, s.layout, G) for a in T._opgen_defaults(f, s, T._dtype_args(s, G))]
+                meta_args = [to_meta(a) for a in args]  # before the CPU call, which may change args in place
                 try:
                     cpu = call(*args)
                 except Exception:
                     continue
                 compared += 1
                 try:
-                    meta = call(*[to_meta(a) for a in args])
+                    meta = call(*meta_args)
                 except DataDependentOutputError:
                     continue
                 except Exception as e:

@@ -359,3 +359,10 @@ def test_dense_strides_like_is_pytorchs_preserve_format(shape: tuple[int, ...], 
     extent = sum((n - 1) * s for n, s in zip(shape, strides, strict=True)) + 1
     viewed = torch.empty(extent).as_strided(shape, strides)
     assert dense_strides_like(shape, strides) == torch.empty_like(viewed).stride()
+
+
+@pytest.mark.parametrize("op", ["median", "nanmedian"])
+def test_median_of_nothing_on_meta(op: str) -> None:
+    """median() of an empty tensor is a 0-dim NaN on the CPU (and in PyTorch); on meta, its 0-dim geometry."""
+    _same_as_torch(lambda lib, meta: getattr(meta(0, 3), op)())
+    assert getattr(G.empty(0, device="meta"), op)().shape == getattr(G.tensor([]), op)().shape == ()
