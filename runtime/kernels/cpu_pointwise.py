@@ -102,10 +102,10 @@ def operands(op: str, promote: str, allowed: tuple[str, ...] | None, tensors: tu
     cast to the dtype NumPy computes in: `(dtype, array0, array1, ...)`."""
     dt = result_dtype(op, promote, allowed, tensors, scalars, follow)
     ct = COMPUTE_NP[dt]
-    return (dt, *[t._data if t._data.dtype is ct else _cast(t._data, ct) for t in tensors])
+    return (dt, *[t._data if t._data.dtype is ct else cast_array(t._data, ct) for t in tensors])
 
 
-def _cast(a: Any, ct: Any) -> Any:
+def cast_array(a: Any, ct: Any) -> Any:
     """`a` in NumPy type `ct`. A broadcast view (a stride-0 dim, as of `expand`) is cast where it reads and
     broadcast again: NumPy's `astype` would lay out a full copy with the stride-0 dim innermost, and the
     ufunc's result after it too, where PyTorch (and the Meta kernels) lay the result out row-major."""
@@ -248,6 +248,8 @@ def where(cond: Any, x: Any, y: Any) -> Any:
 
 def erf(x: Any) -> Any:
     from math import erf as _erf
+    if np.ndim(x) > 1 and 0 in x.strides:  # np.vectorize would lay a broadcast input's result out column-first
+        x = np.ascontiguousarray(x)
     return np.vectorize(_erf, otypes=[x.dtype if x.dtype.kind == "f" else np.float64])(x) if np.ndim(x) else \
         np.asarray(_erf(float(x)), dtype=x.dtype)
 
