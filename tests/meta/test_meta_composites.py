@@ -368,3 +368,10 @@ def test_median_of_nothing_on_meta(op: str) -> None:
     """median() of an empty tensor is a 0-dim NaN on the CPU (and in PyTorch); on meta, its 0-dim geometry."""
     _same_as_torch(lambda lib, meta: getattr(meta(0, 3), op)())
     assert getattr(G.empty(0, device="meta"), op)().shape == getattr(G.tensor([]), op)().shape == ()
+
+
+def test_resize_grows_a_meta_tensor() -> None:
+    """resize_ past a meta tensor's storage: a larger (data-less) storage, nothing copied."""
+    _same_as_torch(lambda lib, meta: meta(0, 4).resize_([2, 3]))
+    grown = G.empty(2, 2, device="meta").t().resize_([5])
+    assert grown.is_meta and tuple(grown.shape) == (5,) and grown.stride() == (1,)
