@@ -102,6 +102,15 @@ def _to_copy(self: Tensor, dtype: Any = None, layout: Any = None, device: Any = 
     return Tensor._wrap(data, dt)
 
 
+def preserved_copy(a: Any) -> Any:
+    """A copy of the array `a` laid out as PyTorch lays out an elementwise result of `a` (preserve_format):
+    `a`'s own layout when dense (a transposed array stays transposed), else `S.dense_strides_like`."""
+    if a.flags.c_contiguous or _dense(a):
+        return a.copy(order="K")
+    from runtime.kernels._xp import xp_of
+    return _dense_copy(a, a.dtype, xp_of(a))
+
+
 def _dense_copy(a: Any, np_dtype: Any, xp: Any) -> Any:
     """A dense copy of `a` in `np_dtype`, its dims in memory in the order of `S.dense_strides_like`."""
     itemsize = a.itemsize

@@ -298,6 +298,8 @@ _LAYOUTS = {
     "to() of an expanded transposed tensor": lambda lib, x: x[0].t()[None].expand(3, 5, 5).to(lib.float64),
     "erf of an expanded tensor": lambda lib, x: lib.erf(x[:1].expand(5, 5, 5)),
     "bessel_j0 of an expanded int64 tensor": lambda lib, x: lib.special.bessel_j0(x[:1].long().expand(5, 5, 5)),
+    "sign of a transposed bool tensor": lambda lib, x: lib.sign(x.transpose(0, 2) > 4),
+    "nan_to_num of a transposed int64 tensor": lambda lib, x: lib.nan_to_num(x.transpose(0, 2).long()),
     "cummax": lambda lib, x: lib.cummax(x, 1),
     "cummin": lambda lib, x: lib.cummin(x, 2),
     "lu_unpack": lambda lib, x: lib.lu_unpack(*lib.linalg.lu_factor(x[0] + 5 * lib.eye(5))),
