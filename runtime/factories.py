@@ -222,7 +222,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
         data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
     dt = dtypes.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
     if dt.np is None:  # Note [bfloat16 on the CUDA backend] (kernels/copy.py): float32, rounded on the device
-        if _device(device).type != "cuda":
+        if _device(device).type not in ("cuda", "meta"):  # (meta: the geometry of the CUDA backend's tensor)
             raise TypeError(f"{dt} tensors can't be built on {_device(device)} by opgen (NumPy has no such type; "
                             f"the CUDA backend has it)")
         return _finish(tensor(data, dtype=dtypes.float32, device=device).to(dt), requires_grad)
@@ -446,11 +446,30 @@ def steps_of(op: str, steps: Any) -> int:
     return operator.index(steps)
 
 
+def spaced_bounds(op: str, start: Any, end: Any, device: Any) -> tuple[Any, Any, Any]:
+    """The bounds of linspace/logspace as numbers, and the device of the result: 0-dim tensor bounds are
+    read, except a bound on 'meta', which has no value and puts the result on 'meta' (as PyTorch's meta
+    tensors do; its bounds are then placeholders, Note [Meta tensors] in runtime/meta_array.py)."""
+    bounds = []
+    for what, value in (("start", start), ("end", end)):
+        if isinstance(value, Tensor):
+            if value.dim() != 0:
+                raise RuntimeError(f"{op} only supports 0-dimensional start and end tensors, but {what} has "
+                                   f"{value.dim()} dimensions")
+            if value._device.type == "meta":
+                device, value = META, 0
+            else:
+                value = value.item()
+        bounds.append(value)
+    return bounds[0], bounds[1], device
+
+
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False, out: Any = None) -> Tensor:
     """`steps` values evenly spaced from `start` to `end`, both included."""
     if out is not None:
         return opcall.store_out("linspace", linspace(start, end, steps, dtype=dtype or out.dtype, device=device), out)
+    start, end, device = spaced_bounds("linspace", start, end, device)
     steps = steps_of("linspace", steps)
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")

@@ -578,7 +578,8 @@ __all__ += ["ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 
 def _ldl_input(op: str, A: Any) -> Any:
-    """A's data on the host, checked: a batch of square floating matrices."""
+    """A's data on the host, checked: a batch of square floating matrices (None for a meta A, which has no
+    data: Note [Meta tensors] in runtime/meta_array.py)."""
     if A.dim() < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     if A.shape[-1] != A.shape[-2]:
@@ -586,7 +587,7 @@ def _ldl_input(op: str, A: Any) -> Any:
                            f"{A.shape[-1]} matrices")
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"{op}: Expected a floating point tensor as input. Got {A.dtype}")
-    return A.detach().numpy(force=True)
+    return None if A.is_meta else A.detach().numpy(force=True)
 
 
 def ldl_factor_ex(A: Any, *, hermitian: bool = False, check_errors: bool = False, out: Any = None) -> Any:
@@ -595,11 +596,18 @@ def ldl_factor_ex(A: Any, *, hermitian: bool = False, check_errors: bool = False
     from runtime.kernels import linalg_ldl  # SciPy's LAPACK, loaded on first use
 
     G = _G()
-    ld, pivots, info = linalg_ldl.ldl_factor(_ldl_input("torch.linalg.ldl_factor_ex", A))
+    make = return_types.make("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
+    a = _ldl_input("torch.linalg.ldl_factor_ex", A)
+    if a is None:  # meta: the factors' shapes and dtypes
+        batch = tuple(A.shape[:-2])
+        result = make(G.empty(tuple(A.shape), dtype=A.dtype, device="meta"),
+                      G.empty(batch + (A.shape[-1],), dtype=G.int32, device="meta"),
+                      G.empty(batch, dtype=G.int32, device="meta"))
+        return result if out is None else opcall.store_out("linalg.ldl_factor_ex", result, out)
+    ld, pivots, info = linalg_ldl.ldl_factor(a)
     if check_errors and info.any():
         raise LinAlgError(f"torch.linalg.ldl_factor_ex: D has a zero diagonal element at position "
                           f"{int(info[info != 0].flat[0])}: the matrix is singular")
-    make = return_types.make("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
     result = make(G.tensor(ld, dtype=A.dtype, device=A.device), G.tensor(pivots, device=A.device),
                   G.tensor(info, device=A.device))
     return result if out is None else opcall.store_out("linalg.ldl_factor_ex", result, out)
@@ -608,7 +616,7 @@ def ldl_factor_ex(A: Any, *, hermitian: bool = False, check_errors: bool = False
 def ldl_factor(A: Any, *, hermitian: bool = False, out: Any = None) -> Any:
     """(LD, pivots) of the LDL^T factorisation; a singular matrix is an error (linalg.LinAlgError)."""
     LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian)
-    if bool(info.any()):
+    if not info.is_meta and bool(info.any()):
         position = int(info[info != 0].flatten()[0])
         raise LinAlgError(f"torch.linalg.ldl_factor: D has a zero diagonal element at position {position}: the "
                           f"matrix is singular")
@@ -630,6 +638,13 @@ def ldl_solve(LD: Any, pivots: Any, B: Any, *, hermitian: bool = False, out: Any
                            f"{list(pivots.shape)}")
     if LD.dtype != B.dtype:
         raise RuntimeError(f"{op}: LD ({LD.dtype}) and B ({B.dtype}) must have one dtype")
+    if ld is None or pivots.is_meta or B.is_meta:  # meta: X's shape, B's columns over the broadcast batch
+        if not (LD.is_meta and pivots.is_meta and B.is_meta):
+            raise RuntimeError(f"{op}: expected LD, pivots and B on one device, got {LD.device}, {pivots.device} "
+                               f"and {B.device}")
+        batch = S.broadcast_shapes(tuple(LD.shape[:-2]), tuple(pivots.shape[:-1]), tuple(B.shape[:-2]))
+        result = G.empty(tuple(batch) + (LD.shape[-1], B.shape[-1]), dtype=B.dtype, device="meta")
+        return result if out is None else opcall.store_out("linalg.ldl_solve", result, out)
     x = linalg_ldl.ldl_solve(ld, pivots.numpy(force=True), B.detach().numpy(force=True))
     result = G.tensor(x, dtype=B.dtype, device=B.device)
     return result if out is None else opcall.store_out("linalg.ldl_solve", result, out)

@@ -383,3 +383,35 @@ def broadcast_index(big_index: Sequence[int], big_shape: Sequence[int], shape: S
     """The index into a tensor of `shape` that broadcasting reads for `big_index` of `big_shape`."""
     lead = len(big_shape) - len(shape)
     return tuple(0 if size == 1 else big_index[lead + d] for d, size in enumerate(shape))
+
+
+def dense_strides_like(shape: Sequence[int], strides: Sequence[int]) -> Strides:
+    """The strides of a dense copy of a tensor that keep its dims' order in memory (PyTorch's preserve_format):
+    its own strides when dense, else dims ordered from the smallest stride up, a stride-0 (broadcast) dim
+    leaving the order as it stands (row-major among such dims), equal strides broken by the larger size."""
+    n = len(shape)
+    perm = list(range(n - 1, -1, -1))  # perm[0]: the fastest-moving dim
+
+    def should_swap(d0: int, d1: int) -> int:
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return 1 if s0 > s1 else -1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in range(1, n):  # an insertion sort that stops at the first pair in order, as TensorIterator's
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    out = [0] * n
+    step = 1
+    for d in perm:
+        out[d] = step
+        step *= max(shape[d], 1)
+    return tuple(out)

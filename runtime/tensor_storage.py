@@ -78,7 +78,8 @@ def resize_(self: Tensor, size: Sequence[int], memory_format: Any = None) -> Ten
     need = start + S.numel(shape) * item
     if need > storage.nbytes:
         grown = opcall.api.empty((need + item - 1) // item, dtype=self._dtype, device=self._device)
-        _byte_view(grown._data)[:storage.nbytes] = _byte_view(storage.data)
+        if self._device.type != "meta":  # a meta storage has no bytes to carry over
+            _byte_view(grown._data)[:storage.nbytes] = _byte_view(storage.data)
         storage = grown.storage
     self._data = _geometry_from(self, storage, start, shape, S.contiguous_strides(shape))
     self._storage = storage

@@ -14,6 +14,7 @@ import numpy as np
 
 from runtime import dtypes, factories, opcall, return_types
 from runtime import strides as S
+from runtime.device import as_device
 from runtime.kernels.numeric_ops import histogram_counts, outer_edges
 from runtime.tensor import Tensor, install_methods
 
@@ -40,15 +41,6 @@ def lu(A: Any, pivot: bool = True, get_infos: bool = False, out: Any = None) -> 
 
 # -- logspace ------------------------------------------------------------------------------------------------
 
-def _number(value: Any, what: str) -> Any:
-    if isinstance(value, Tensor):
-        if value.dim() != 0:
-            raise RuntimeError(f"logspace only supports 0-dimensional {what} tensors, but got a tensor with "
-                               f"{value.dim()} dimensions")
-        return value.item()
-    return value
-
-
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, out: Any = None, dtype: Any = None,
              layout: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
     """base ** x for `steps` x evenly spaced from start to end, as PyTorch computes it: start and end in the
@@ -57,7 +49,7 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, out: Any =
     if out is not None:
         return opcall.store_out("logspace", logspace(start, end, steps, base, dtype=dtype or out.dtype,
                                                      device=device or out.device), out)
-    start, end = _number(start, "start"), _number(end, "end")
+    start, end, device = factories.spaced_bounds("logspace", start, end, device)
     steps = factories.steps_of("logspace", steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -65,6 +57,8 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, out: Any =
     if not isinstance(dt, dtypes.DType):
         raise TypeError(f"logspace(): dtype must be an opgen dtype, got {dt!r}")
     n = int(steps)
+    if device is not None and as_device(device).type == "meta":  # no values to compute
+        return G.empty(n, dtype=dt, device="meta", requires_grad=requires_grad)
     base = float(base)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         if n == 1:  # filled with base ** start (a value the dtype must hold)

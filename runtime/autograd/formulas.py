@@ -335,9 +335,9 @@ def cross_entropy_indices_backward(grad: Tensor, self: Tensor, target: Tensor, w
     """Gradient of _cross_entropy_indices: coef * w[t] * (softmax(self) - onehot(t)) over the class dim
     (Note [Cross entropy as one node] in runtime/kernels/nn_ops.py)."""
     from runtime.kernels import nn_ops
-    if not is_grad_enabled():  # a plain backward: on the arrays (CPU or CUDA), nothing recorded
+    if not is_grad_enabled() and not self.is_meta:  # a plain backward: on the arrays (CPU or CUDA)
         return nn_ops.cross_entropy_indices_backward(grad, self, target, weight, reduction, ignore_index)
-    G = _ops()  # create_graph: the same formula with ops, differentiable again
+    G = _ops()  # create_graph or meta tensors (no arrays): the same formula with ops, differentiable again
     cdim = 0 if self.dim() == 1 else 1
     valid = target != ignore_index
     safe = G.where(valid, target, 0)
@@ -506,7 +506,7 @@ def layer_norm_backward_input(grad: Tensor, input: Tensor, mean: Tensor, rstd: T
     """d layer_norm / d input: rstd * (g - mean(g) - xhat * mean(g * xhat)) over the normalized dims, with
     g = grad * weight and xhat = (input - mean) * rstd (written with ops, so it is differentiable again)."""
     dims = list(range(input.dim() - len(normalized_shape), input.dim()))
-    if not is_grad_enabled():  # a plain backward: one pass over the arrays (CPU or CUDA), nothing recorded
+    if not is_grad_enabled() and not input.is_meta:  # a plain backward: one pass over the arrays (CPU, CUDA)
         a, g_ = input._data, grad._data
         xh = (a - mean._data) * rstd._data
         if weight is not None:

@@ -369,11 +369,13 @@ def _resize_aa(input: Any, output_size: Sequence[int] | None, scale_factors: Seq
     if out_h <= 0 or out_w <= 0 or in_h <= 0 or in_w <= 0:
         raise RuntimeError(f"_upsample_bilinear2d_aa(): input ({in_h}, {in_w}) and output ({out_h}, {out_w}) sizes "
                            f"must be positive")
+    if input.dtype == G.uint8 and input.is_meta:  # the fixed-point passes run on values (Note [Meta tensors])
+        return G.empty((input.shape[0], input.shape[1], out_h, out_w), dtype=G.uint8, device="meta")
     if input.dtype == G.uint8:
         wh = _aa_weights(in_h, out_h, align_corners, scales[0], np.float64)
         ww = _aa_weights(in_w, out_w, align_corners, scales[1], np.float64)
         image = _fixed_point_pass(input.numpy(force=True), ww, 3)
-        return G.tensor(_fixed_point_pass(image, wh, 2), dtype=G.uint8, device=input.device)
+        return G.tensor(np.ascontiguousarray(_fixed_point_pass(image, wh, 2)), dtype=G.uint8, device=input.device)
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"_upsample_bilinear2d_aa(): expected a floating or uint8 input, got {input.dtype}")
     precision = np.float64 if input.dtype == G.float64 else np.float32

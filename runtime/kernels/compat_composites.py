@@ -233,7 +233,8 @@ def index_fill(self: Any, dim: int, index: Any, value: Any) -> Any:
                              f"{size}")
         index = G.where(index < 0, index + size, index)
     if self.dim() == 0:
-        return G.where(G.tensor(index.numel() > 0, device=self.device), G.as_tensor(value, dtype=self.dtype), self)
+        fill = G.as_tensor(value, dtype=self.dtype, device=self.device)
+        return G.where(G.tensor(index.numel() > 0, device=self.device), fill, self)
     hit = G.zeros(self.shape[d], device=self.device).index_add(0, index, G.ones(index.numel(), device=self.device)) > 0
     shape = [1] * self.dim()
     shape[d] = self.shape[d]

@@ -102,7 +102,17 @@ def operands(op: str, promote: str, allowed: tuple[str, ...] | None, tensors: tu
     cast to the dtype NumPy computes in: `(dtype, array0, array1, ...)`."""
     dt = result_dtype(op, promote, allowed, tensors, scalars, follow)
     ct = COMPUTE_NP[dt]
-    return (dt, *[t._data if t._data.dtype is ct else t._data.astype(ct) for t in tensors])
+    return (dt, *[t._data if t._data.dtype is ct else cast_array(t._data, ct) for t in tensors])
+
+
+def cast_array(a: Any, ct: Any) -> Any:
+    """`a` in NumPy type `ct`. A broadcast view (a stride-0 dim, as of `expand`) is cast where it reads and
+    broadcast again: NumPy's `astype` would lay out a full copy with the stride-0 dim innermost, and the
+    ufunc's result after it too, where PyTorch (and the Meta kernels) lay the result out row-major."""
+    if a.ndim > 1 and 0 in a.strides and a.size:
+        viewed = tuple(slice(0, 1) if step == 0 else slice(None) for step in a.strides)
+        return np.broadcast_to(a[viewed].astype(ct), a.shape)
+    return a.astype(ct)
 
 
 def result_dtype(op: str, promote: str, allowed: tuple[str, ...] | None, tensors: tuple[Tensor, ...],
@@ -238,6 +248,8 @@ def where(cond: Any, x: Any, y: Any) -> Any:
 
 def erf(x: Any) -> Any:
     from math import erf as _erf
+    if np.ndim(x) > 1 and 0 in x.strides:  # np.vectorize would lay a broadcast input's result out column-first
+        x = np.ascontiguousarray(x)
     return np.vectorize(_erf, otypes=[x.dtype if x.dtype.kind == "f" else np.float64])(x) if np.ndim(x) else \
         np.asarray(_erf(float(x)), dtype=x.dtype)
 
@@ -256,7 +268,8 @@ def sign(x: Any) -> Any:
     """np.sign, and a bool array's own values (PyTorch's sign of bool; NumPy has no bool loop). NaN's sign is
     0, as PyTorch's (0 < x) - (x < 0) gives (so abs's gradient at NaN is 0)."""
     if x.dtype.kind == "b":
-        return x.copy()
+        from runtime.kernels.copy import preserved_copy
+        return preserved_copy(x)  # laid out as an elementwise result (a transposed input stays transposed)
     out = np.sign(x)
     if x.dtype.kind == "f":
         out = np.where(np.isnan(x), out.dtype.type(0), out)

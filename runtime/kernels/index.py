@@ -64,9 +64,12 @@ def _fix(e: IndexError) -> IndexError:
 def index(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
     key = _key(self, indices)
     try:
-        return Tensor._wrap(self._data[key], self._dtype)
+        result = self._data[key]
     except IndexError as e:
         raise _fix(e) from None
+    if not result.flags.c_contiguous:  # NumPy lays out advanced indices after a slice last; PyTorch's (and
+        result = result.copy()  # opgen's Meta kernel's) result is row-major
+    return Tensor._wrap(result, self._dtype)
 
 
 def index_put_(self: Tensor, indices: Sequence[Tensor | None], values: Tensor, accumulate: bool = False) -> Tensor:

@@ -105,7 +105,8 @@ def gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> 
                                f"smaller than self {list(self.shape)} apart from dimension {d}")
     _check_scatter(self, index, d, "gather")
     xp = xp_of(a)
-    return wrap(xp.take_along_axis(_prefix(a, index.shape, d), index._data, axis=d), a, self._dtype)
+    out = xp.take_along_axis(_prefix(a, index.shape, d), index._data, axis=d)
+    return wrap(xp.ascontiguousarray(out), a, self._dtype)  # row-major, as PyTorch's
 
 
 def _scatter(self: Tensor, dim: int, index: Tensor, values: Any, add: bool, op: str,

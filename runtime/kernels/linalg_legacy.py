@@ -115,7 +115,7 @@ def _permutation(pivots: Any, m: int) -> np.ndarray:
             if not 0 <= p < m:
                 raise RuntimeError(f"lu_unpack: pivots must be between 1 and {m}, got {p + 1}")
             row[j], row[p] = row[p], row[j]
-    return np.swapaxes(np.eye(m)[perm], -1, -2)
+    return np.ascontiguousarray(np.swapaxes(np.eye(m)[perm], -1, -2))  # row-major, as PyTorch's P
 
 
 def lu_unpack(LU_data: Any, LU_pivots: Any, unpack_data: bool = True, unpack_pivots: bool = True) -> Any:

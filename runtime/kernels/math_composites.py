@@ -75,7 +75,9 @@ def cross(self: Any, other: Any, dim: int | None = None) -> Any:
 
 
 def ravel(self: Any) -> Any:
-    return self.reshape(-1)
+    """A contiguous flattened tensor: a view of a contiguous self, else a copy (reshape would keep a view
+    with a stride other than 1, as of a uniformly strided self; PyTorch's ravel never does)."""
+    return self.contiguous().view(-1)
 
 
 def rot90(self: Any, k: int = 1, dims: Any = (0, 1)) -> Any:
@@ -138,12 +140,12 @@ def vdot(self: Any, other: Any) -> Any:
 
 
 def baddbmm(self: Any, batch1: Any, batch2: Any, beta: Any = 1, alpha: Any = 1) -> Any:
-    return _scaled_sum(self, _G().bmm(batch1, batch2), beta, alpha)
+    return _scaled_sum(self, _G().bmm(batch1, batch2), beta, alpha, product_first=True)
 
 
 def addbmm(self: Any, batch1: Any, batch2: Any, beta: Any = 1, alpha: Any = 1) -> Any:
     prod = _G().bmm(batch1, batch2)
-    return _scaled_sum(self, prod.sum(0, dtype=prod.dtype), beta, alpha)
+    return _scaled_sum(self, prod.sum(0, dtype=prod.dtype), beta, alpha, product_first=True)
 
 
 def addmv(self: Any, mat: Any, vec: Any, beta: Any = 1, alpha: Any = 1) -> Any:
@@ -156,9 +158,12 @@ def addr(self: Any, vec1: Any, vec2: Any, beta: Any = 1, alpha: Any = 1) -> Any:
     return _scaled_sum(self, _G().outer(vec1, vec2), beta, alpha)
 
 
-def _scaled_sum(self: Any, prod: Any, beta: Any, alpha: Any) -> Any:
+def _scaled_sum(self: Any, prod: Any, beta: Any, alpha: Any, product_first: bool = False) -> Any:
     """beta * self + alpha * prod, where beta == 0 ignores self (NaN included), as PyTorch. With integer
-    operands the scalars are cast to the integer type first (truncated, as PyTorch: beta=0.6 is 0)."""
+    operands the scalars are cast to the integer type first (truncated, as PyTorch: beta=0.6 is 0).
+    `product_first`: the sum is laid out as the (row-major) product, not as self, as PyTorch's baddbmm and
+    addbmm lay theirs out (a pointwise sum follows its first operand's layout: Note [Pointwise output
+    strides]); the values are the same either way."""
     G = _G()
     integral = not (self.is_floating_point() or prod.is_floating_point()) and dtypes.bool_ not in (self.dtype,
                                                                                                    prod.dtype)
@@ -169,7 +174,8 @@ def _scaled_sum(self: Any, prod: Any, beta: Any, alpha: Any) -> Any:
     if beta == 0:
         return G.zeros_like(self).expand_as(prod) + prod if tuple(self.shape) != tuple(prod.shape) else \
             prod + G.zeros_like(prod)
-    return (self * beta if beta != 1 else self) + prod
+    scaled = self * beta if beta != 1 else self
+    return prod + scaled if product_first else scaled + prod
 
 
 def take_along_dim(self: Any, indices: Any, dim: int | None = None) -> Any:
@@ -326,6 +332,8 @@ def split_with_sizes(self: Any, split_sizes: Any, dim: int = 0) -> Any:
 
 
 def tensor_split_sections(self: Any, sections: int, dim: int = 0) -> Any:
+    if isinstance(sections, (list, tuple)):  # `tensor_split(x, (2, 4))`: the binding tells the int and int[]
+        return tensor_split_indices(self, sections, dim)  # overloads apart by keyword only
     if sections <= 0:
         raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
     n = self.shape[dim]

@@ -19,13 +19,14 @@ from runtime.tensor import Tensor
 
 
 def _preserved_strides(t: Tensor) -> tuple[int, ...] | None:
-    """`t`'s strides when they are dense and non-overlapping (kept by a copy), else None (contiguous)."""
+    """`t`'s strides when they are dense and non-overlapping (kept by a copy), else dense strides in the
+    order of its dims in memory (`S.dense_strides_like`, PyTorch's preserve_format)."""
     shape, strides = tuple(t._data.shape), t.stride()
     order = sorted(range(len(shape)), key=lambda d: (strides[d], -d))
     expected = 1
     for d in order:
         if shape[d] != 1 and strides[d] != expected:
-            return None
+            return S.dense_strides_like(shape, strides)
         expected *= shape[d]
     return strides
 

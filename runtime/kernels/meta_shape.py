@@ -107,13 +107,13 @@ def _indexed_shape(self: Tensor, indices: Sequence[Tensor | None]) -> tuple[int,
     """The shape of `self[indices]` for PyTorch's advanced indexing by integer tensors (None: a whole dim)."""
     shape = _shape(self)
     idx = list(indices)
-    if len(idx) > len(shape):
-        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {len(idx)})")
-    for t in idx:
+    for t in idx:  # a mask (of any rank, a 0-dim one included) selects as many elements as it holds Trues
         if t is not None and (t._dtype is dtypes.bool_ or t._dtype is dtypes.uint8):
             data_dependent("index with a boolean mask")
         if t is not None and t._dtype.is_floating_point:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if len(idx) > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {len(idx)})")
     idx += [None] * (len(shape) - len(idx))
     positions = [i for i, t in enumerate(idx) if t is not None]
     if not positions:
@@ -128,7 +128,17 @@ def _indexed_shape(self: Tensor, indices: Sequence[Tensor | None]) -> tuple[int,
     return bshape + tuple(n for i, n in enumerate(shape) if idx[i] is None)
 
 
+def _indexes_meta(op: str, self: Tensor) -> None:
+    """index and index_put take CPU index tensors (and values) beside a meta `self` (`device_check: NoCheck`),
+    so this kernel also runs for a call whose meta tensor is an index or the values; then `self` is a tensor
+    with data that a meta tensor cannot read from or write into: a device mismatch."""
+    if self._device.type != "meta":
+        raise RuntimeError(f"{op}: expected all tensors to be on the same device, but found at least two "
+                           f"devices, {self._device} (self) and meta (an index or the values)")
+
+
 def index(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+    _indexes_meta("index", self)
     return empty(_indexed_shape(self, indices), self._dtype)
 
 
@@ -141,11 +151,13 @@ def _check_put(self: Tensor, indices: Sequence[Tensor | None], values: Tensor) -
 
 
 def index_put(self: Tensor, indices: Sequence[Tensor | None], values: Tensor, accumulate: bool = False) -> Tensor:
+    _indexes_meta("index_put", self)
     _check_put(self, indices, values)
     return _same(self)
 
 
 def index_put_(self: Tensor, indices: Sequence[Tensor | None], values: Tensor, accumulate: bool = False) -> Tensor:
+    _indexes_meta("index_put_", self)
     _check_put(self, indices, values)
     return self
 

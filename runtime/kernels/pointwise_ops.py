@@ -11,6 +11,7 @@ from runtime import dtypes, opcall
 from runtime.factories import scalar_tensor
 from runtime.kernels._xp import result_type, wrap, xp_of
 from runtime.kernels.checks import check_divisor
+from runtime.kernels.copy import preserved_copy
 from runtime.kernels.cpu_pointwise import checked_int_scalar
 from runtime.tensor import Tensor
 
@@ -116,7 +117,7 @@ def nan_to_num(self: Tensor, nan: float | None = None, posinf: float | None = No
     """NaN -> `nan` (0), +inf -> `posinf` (the dtype's max), -inf -> `neginf` (the dtype's lowest)."""
     a = self._data
     if not self._dtype.is_floating_point:
-        return Tensor._wrap(a.copy(), self._dtype)
+        return Tensor._wrap(preserved_copy(a), self._dtype)  # laid out as an elementwise result
     xp = xp_of(a)
     import numpy as np
     info = np.finfo(self._dtype.np)

@@ -352,7 +352,8 @@ def cumsum(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     if a.ndim == 0:
         S.wrap_dim(dim, 0)
         return wrap(a.copy(), a, dt)
-    return wrap(a.cumsum(axis=S.wrap_dim(dim, a.ndim)), a, dt)
+    out = a.cumsum(axis=S.wrap_dim(dim, a.ndim))  # row-major, as PyTorch's (NumPy keeps a's order)
+    return wrap(out if out.flags.c_contiguous else out.copy(), a, dt)
 
 
 def as_array(result: Any, like: Any) -> Any:

@@ -36,7 +36,7 @@ def _check_std(std: Any) -> None:
 def normal_Tensor_float(mean: Any, std: float = 1, generator: Any = None) -> Any:
     _check_std(std)
     z = _G().randn(tuple(mean.shape), generator=generator, dtype=mean.dtype, device=mean.device)
-    return mean.detach() + z * std
+    return z * std + mean.detach()  # laid out as the (row-major) draws, as PyTorch's result
 
 
 def normal_float_Tensor(mean: float, std: Any, generator: Any = None) -> Any:
@@ -50,7 +50,7 @@ def normal_Tensor_Tensor(mean: Any, std: Any, generator: Any = None) -> Any:
     shape = _G().broadcast_shapes(mean.shape, std.shape)
     dt = dtypes.promote_types(mean.dtype, std.dtype)
     z = _G().randn(tuple(shape), generator=generator, dtype=dt, device=mean.device)
-    return mean.detach() + z * std.detach()
+    return z * std.detach() + mean.detach()  # laid out as the (row-major) draws, as PyTorch's result
 
 
 def normal_float_float(mean: float, std: float, size: Any, generator: Any = None, dtype: Any = None,
@@ -70,10 +70,11 @@ def multinomial(self: Any, num_samples: int, replacement: bool = False, generato
     n = p2.shape[1]
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
-    if bool((p2 < 0).any()) or not bool(p2.isfinite().all()):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if bool((p2.sum(1) <= 0).any()):
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not p2.is_meta:  # a meta tensor has no values to check (Note [Meta tensors] in runtime/meta_array.py)
+        if bool((p2 < 0).any()) or not bool(p2.isfinite().all()):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if bool((p2.sum(1) <= 0).any()):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     if not replacement and num_samples > n:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     rows = p2.shape[0]
@@ -97,7 +98,7 @@ def bernoulli__float(self: Any, p: float = 0.5, generator: Any = None) -> Any:
 def bernoulli__Tensor(self: Any, p: Any, generator: Any = None) -> Any:
     """`t.bernoulli_(p)` with a tensor of probabilities broadcastable to t."""
     probabilities = p.detach().to(dtypes.float64)
-    if bool(((probabilities < 0) | (probabilities > 1)).any()):
+    if not probabilities.is_meta and bool(((probabilities < 0) | (probabilities > 1)).any()):
         raise RuntimeError("bernoulli_ expects all elements of p to be in [0, 1]")
     u = _G().rand(tuple(self.shape), generator=generator, dtype=dtypes.float64, device=self.device)
     return self.copy_((u < probabilities).to(self.dtype))

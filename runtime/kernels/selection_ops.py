@@ -134,7 +134,7 @@ def _cumulative(self: Tensor, dim: int, largest: bool) -> tuple[Tensor, Tensor]:
         best = xp.where(take, k, best[0])[None]
         values[i] = xp.where(take, moved[i], values[i - 1])
         index[i] = xp.where(take, i, index[i - 1])
-    return (wrap(xp.moveaxis(values, 0, d), a, self._dtype),
+    return (wrap(xp.ascontiguousarray(xp.moveaxis(values, 0, d)), a, self._dtype),
             wrap(xp.ascontiguousarray(xp.moveaxis(index, 0, d)), a, dtypes.int64))
 
 

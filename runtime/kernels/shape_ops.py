@@ -33,7 +33,11 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                    f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list.")
     xp = xp_of(ref._data)
-    return wrap(xp.concatenate([t._data.astype(dt.np, copy=False) for t in parts], axis=d), ref._data, dt)
+    shape = list(ref.shape)
+    shape[d] = sum(t.shape[d] for t in parts)
+    out = xp.empty(shape, dt.np)  # row-major, as PyTorch's (NumPy's own result follows F-ordered inputs)
+    xp.concatenate([t._data.astype(dt.np, copy=False) for t in parts], axis=d, out=out)
+    return wrap(out, ref._data, dt)
 
 
 def repeat(self: Tensor, repeats: Sequence[int]) -> Tensor:
@@ -58,8 +62,8 @@ def roll(self: Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> Tenso
         return wrap(xp.roll(a.reshape(-1), shifts[0]).reshape(a.shape), a, self._dtype)
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
-    axes = tuple(S.wrap_dim(d, a.ndim) for d in dims)
-    return wrap(xp.roll(a, tuple(shifts), axis=axes), a, self._dtype)
+    axes = tuple(S.wrap_dim(d, a.ndim) for d in dims)  # row-major, as PyTorch's (np.roll keeps a's order)
+    return wrap(xp.ascontiguousarray(xp.roll(a, tuple(shifts), axis=axes)), a, self._dtype)
 
 
 def flip(self: Tensor, dims: Sequence[int]) -> Tensor:

@@ -16,6 +16,7 @@ import numpy as np
 
 from runtime import dtypes
 from runtime.kernels._xp import wrap
+from runtime.kernels.cpu_pointwise import cast_array
 from runtime.tensor import Tensor
 
 
@@ -35,11 +36,15 @@ def _result_dtype(*ts: Any) -> dtypes.DType:
     return dt if dt.is_floating_point else dtypes.get_default_dtype()
 
 
+def _computed_in(a: np.ndarray, compute: Any) -> np.ndarray:
+    return a if a.dtype == compute else cast_array(a, compute)  # a broadcast input stays broadcast
+
+
 def _apply(fn: Callable[..., Any], dt: dtypes.DType, *ts: Any) -> Tensor:
     """`fn` over the tensors' values (numbers pass through), computed in `dt` (float16: float32)."""
     like = next(t._data for t in ts if isinstance(t, Tensor))
     compute = np.float32 if dt is dtypes.float16 else dt.np
-    args = [_host(t._data).astype(compute, copy=False) if isinstance(t, Tensor) else t for t in ts]
+    args = [_computed_in(_host(t._data), compute) if isinstance(t, Tensor) else t for t in ts]
     with np.errstate(all="ignore"):
         r = np.asarray(fn(*args), dtype=dt.np)
     if not isinstance(like, np.ndarray) or like.__class__ is not np.ndarray:

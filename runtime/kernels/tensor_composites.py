@@ -11,6 +11,7 @@ import numpy as np
 
 from runtime import dtypes, opcall
 from runtime import strides as S
+from runtime.kernels.meta_shape import data_dependent
 
 
 def _G() -> Any:
@@ -131,6 +132,8 @@ def repeat_interleave_int(self: Any, repeats: int, dim: int | None = None, outpu
     src = G.reshape(self, [-1]) if dim is None else self
     d = 0 if dim is None else S.wrap_dim(dim, self.dim())
     n = src.shape[d] if src.dim() else 1
+    if output_size is not None and output_size != n * repeats:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {n * repeats} but got {output_size}")
     index = G.tensor(np.repeat(np.arange(n), repeats), device=self.device)
     return G.index_select(src if src.dim() else G.reshape(src, [1]), d, index)
 
@@ -139,27 +142,38 @@ def repeat_interleave_tensor(self: Any, repeats: Any, dim: int | None = None, ou
     G = _G()
     src = G.reshape(self, [-1]) if dim is None else self
     d = 0 if dim is None else S.wrap_dim(dim, self.dim())
-    counts = repeats.numpy(force=True).reshape(-1)
     if repeats.dim() > 1:
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-    if counts.dtype.kind not in "iu":
+    if repeats.dtype.is_floating_point or repeats.dtype is G.bool:
         raise RuntimeError("repeats has to be Long or Int tensor")
+    n = src.shape[d] if src.dim() else 1
+    if repeats.numel() not in (1, n):
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{repeats.numel()} and input.size({d}) = {n}")
+    src = src if src.dim() else G.reshape(src, [1])
+    if repeats.is_meta:  # the counts are values: the output's length is output_size (Note [Meta tensors])
+        if output_size is None:
+            data_dependent("repeat_interleave (without output_size)")
+        if not self.is_meta:
+            raise RuntimeError(f"repeat_interleave: expected repeats on the input's device ({self.device}), got "
+                               f"meta")
+        return G.index_select(src, d, G.zeros(output_size, dtype=G.int64, device="meta"))
+    counts = repeats.numpy(force=True).reshape(-1)
     if (counts < 0).any():
         raise RuntimeError("repeats can not be negative")
-    n = src.shape[d] if src.dim() else 1
     if counts.size == 1:
         counts = np.repeat(counts, n)
-    elif counts.size != n:
-        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
-                           f"{counts.size} and input.size({d}) = {n}")
+    if output_size is not None and output_size != int(counts.sum()):
+        raise RuntimeError(f"repeat_interleave: output_size is {output_size}, but the repeats sum to "
+                           f"{int(counts.sum())}")
     index = G.tensor(np.repeat(np.arange(n), counts), device=self.device)
-    return G.index_select(src if src.dim() else G.reshape(src, [1]), d, index)
+    return G.index_select(src, d, index)
 
 
 def repeat_interleave_repeats(repeats: Any, output_size: int | None = None) -> Any:
     """`repeat_interleave(repeats)`: each index i repeated repeats[i] times."""
     G = _G()
-    return repeat_interleave_tensor(G.arange(repeats.numel(), device=repeats.device), repeats, 0)
+    return repeat_interleave_tensor(G.arange(repeats.numel(), device=repeats.device), repeats, 0, output_size)
 
 
 def masked_select(self: Any, mask: Any) -> Any:

@@ -63,6 +63,8 @@ def nonzero_static(self: Any, size: int, fill_value: int = -1) -> Any:
     if size < 0:
         raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got size = {size}")
     G = _G()
+    if self.is_meta:  # the rows' values are data, their number is `size` (Note [Meta tensors])
+        return G.empty((size, self.dim()), dtype=dtypes.int64, device="meta")
     found = G.nonzero(self)
     if found.shape[0] >= size:
         return found[:size]

@@ -56,6 +56,24 @@ def _targets(targets: Tensor, target_lengths: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+def _meta_loss(lp: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any, n: int, reduction: str,
+               unbatched: bool) -> Tensor:
+    """ctc_loss of meta log-probabilities: the loss's shape and dtype, from a reduction of `lp` (so autograd
+    records it); the lengths and labels are values a meta tensor does not have (Note [Meta tensors])."""
+    for name, value in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
+        count = value.numel() if isinstance(value, Tensor) else len(np.atleast_1d(np.asarray(value)))
+        if count != n:
+            raise RuntimeError(f"ctc_loss: {name} must have one entry per batch sample ({n}), got {count}")
+    if targets.dim() not in (1, 2 - unbatched):
+        raise RuntimeError(f"ctc_loss: targets must be 1-D or {2 - unbatched}-D, got {list(targets.shape)}")
+    loss = lp.sum([0, 2])
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss.squeeze(0) if unbatched else loss
+
+
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """The CTC loss of log-probabilities (T, N, C) (or (T, C)) for the given targets; 'mean' divides each
@@ -70,6 +88,8 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     steps, n, classes = lp.shape
     if not 0 <= blank < classes:
         raise RuntimeError(f"ctc_loss: blank must be in label range [0, {classes}), got {blank}")
+    if lp.is_meta:
+        return _meta_loss(lp, targets, input_lengths, target_lengths, n, reduction, unbatched)
     in_len = _lengths(input_lengths, n, "input_lengths")
     tgt_len = _lengths(target_lengths, n, "target_lengths")
     if np.any(in_len > steps) or np.any(in_len < 0):

@@ -52,6 +52,26 @@ def _bag_table(input: np.ndarray, offsets: np.ndarray | None, include_last_offse
     return np.minimum(slots, max(n - 1, 0)), slots < ends[:, None]
 
 
+def _meta_bags(input: Tensor, weight: Tensor, offsets: Tensor | None, include_last_offset: bool,
+               per_sample_weights: Tensor | None) -> Tensor:
+    """embedding_bag with a meta weight (indices on meta or the CPU): which rows fill a bag is a matter of
+    values, the result is (bags, dim) in weight's dtype (Note [Meta tensors] in runtime/meta_array.py). It
+    comes from ops on `weight` (and the sample weights), so autograd records it as on a device with data."""
+    G = _G()
+    if not weight.is_meta:
+        raise RuntimeError(f"embedding_bag: expected the indices on weight's device ({weight.device}), got them "
+                           f"on meta")
+    if input.dim() == 2:
+        bags = input.shape[0]
+    else:
+        bags = max(offsets.shape[0] - 1, 0) if include_last_offset else offsets.shape[0]
+    pick = G.zeros(bags, dtype=G.int64, device="meta")
+    out = G.index_select(weight, 0, pick)
+    if per_sample_weights is not None:
+        out = out * G.index_select(per_sample_weights.reshape([-1]), 0, pick).unsqueeze(1).to(weight.dtype)
+    return out
+
+
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
                   norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                   per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
@@ -87,6 +107,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         if not -num <= padding_idx < num:
             raise AssertionError("padding_idx must be within num_embeddings")
         padding_idx = padding_idx % num
+    if input.is_meta or weight.is_meta or (offsets is not None and offsets.is_meta):
+        return _meta_bags(input, weight, offsets, include_last_offset, per_sample_weights)
     idx = input.detach().cpu().numpy().astype(np.int64)
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         raise IndexError(f"embedding_bag: index out of range in self (indices must be in [0, {num}))")

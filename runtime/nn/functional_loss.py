@@ -131,10 +131,17 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
                            f"got {list(input.shape)} and {list(target.shape)}")
     G = _G()
     x = input.reshape([1, input.numel()]) if input.dim() < 2 else input
-    t = target.detach().cpu().numpy().reshape(x.shape)
     n, c = x.shape
-    counts = np.zeros((n, c))
-    for row in range(n):  # one pass over each sample's target list (small), not over elements of x
+    counts = np.zeros((n, c))  # how often each class is a target of each sample
+    labelled = range(n)
+    if target.is_meta or x.is_meta:  # the labels are values: the loss's shape only (Note [Meta tensors])
+        if not (target.is_meta and x.is_meta):
+            raise RuntimeError(f"multilabel_margin_loss: expected input and target on one device, got "
+                               f"{input.device} and {target.device}")
+        labelled = range(0)
+    else:
+        t = target.detach().cpu().numpy().reshape(x.shape)
+    for row in labelled:  # one pass over each sample's target list (small), not over elements of x
         stops = np.nonzero(t[row] < 0)[0]
         labels = t[row, :stops[0]] if len(stops) else t[row]
         if len(labels) and (labels.min() < 0 or labels.max() >= c):

@@ -79,9 +79,9 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tenso
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
     if weight is not None and list(weight.shape) != shape:
         raise RuntimeError(f"rms_norm: weight of shape {list(weight.shape)} does not match normalized_shape {shape}")
-    if eps is None:
-        eps = float(np.finfo(np.dtype(input.dtype.name)).eps) if input.dtype.is_floating_point else 1e-6
     G = _G()
+    if eps is None:  # the dtype's machine epsilon (G.finfo: bfloat16 too, which NumPy lacks)
+        eps = float(G.finfo(input.dtype).eps) if input.dtype.is_floating_point else 1e-6
     dims = list(range(input.dim() - n, input.dim()))
     out = input * G.rsqrt((input * input).mean(dims, keepdim=True) + eps)
     return out if weight is None else out * weight

@@ -458,7 +458,11 @@ def _fractional_max_pool(input: Tensor, kernel_size: IntOrTuple, output_size: An
     n, c = x.shape[0], x.shape[1]
     if random_samples is None:
         random_samples = G.rand([n, c, nd], dtype=x.dtype, device=x.device)
-    samples = random_samples.detach().cpu().numpy().reshape(n, c, nd)
+    if random_samples.is_meta and not x.is_meta:
+        raise RuntimeError(f"{name}: expected _random_samples on the input's device ({x.device}), got meta")
+    # on meta the window starts are placeholders: only the output's shape is computed (Note [Meta tensors])
+    samples = (np.zeros((n, c, nd)) if random_samples.is_meta
+               else random_samples.detach().cpu().numpy().reshape(n, c, nd))
     dtype = np.float32 if x.dtype == G.float32 else np.float64
     # which sample drives which dim, as PyTorch: in 2-D sample 0 is the width's (W, H); in 3-D (T, H, W)
     flat_index = np.zeros((n, c) + (1,) * (2 * nd), dtype=np.int64)

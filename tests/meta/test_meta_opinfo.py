@@ -20,8 +20,6 @@ _PRESENT = [o for o in C.eligible(C.load_op_db()) if C.resolve(o) is not None]
 
 _LAYOUT = ("opgen's CPU kernel returns this result row-major (NumPy's LAPACK wrappers, its convolution "
            "loops), PyTorch's column-major or permuted; the Meta kernel describes opgen's own kernel")
-_VALUES = ("its decomposition reads input values (a check or a size computed from them), which a meta "
-           "tensor does not have: MetaDataError")
 _COMPLEX = "opgen has no complex dtypes"
 
 DIFFERENCES = {
@@ -29,12 +27,8 @@ DIFFERENCES = {
                      "linalg.eigh", "linalg.householder_product", "linalg.qr", "linalg.lu_factor",
                      "linalg.lu_factor_ex", "linalg.inv", "linalg.inv_ex", "linalg.solve_triangular",
                      "linalg.tensorinv", "unravel_index", "nn.functional.conv3d",
-                     "nn.functional.conv_transpose3d", "lu_solve", "linalg.lu_solve"), _LAYOUT),
-    **dict.fromkeys(("linspace.tensor_overload", "logspace.tensor_overload", "nn.functional.multilabel_margin_loss",
-                     "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d", "multinomial",
-                     "nn.functional.embedding_bag", "nn.functional.ctc_loss", "linalg.ldl_factor",
-                     "linalg.ldl_factor_ex", "linalg.ldl_solve"), _VALUES),
-    "nonzero_static": "opgen's nonzero_static decomposes into nonzero, whose output shape is data-dependent",
+                     "nn.functional.conv_transpose3d", "lu_solve", "linalg.lu_solve", "linalg.ldl_factor",
+                     "linalg.ldl_factor_ex", "linalg.ldl_solve"), _LAYOUT),
     **dict.fromkeys(("cdouble", "cfloat", "chalf", "linalg.eig", "linalg.eigvals"), _COMPLEX),
 }
 
