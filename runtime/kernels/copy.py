@@ -28,6 +28,7 @@ from runtime import cuda, dtypes
 from runtime import strides as S
 from runtime.device import Device, as_device
 from runtime.kernels.checks import checked_fill_value
+from runtime.kernels.dense_copy import dense_copy, is_dense
 from runtime.memory_overlap import check_write
 from runtime.meta_array import MetaArray, meta_array, no_data
 from runtime.tensor import Tensor
@@ -95,41 +96,11 @@ def _to_copy(self: Tensor, dtype: Any = None, layout: Any = None, device: Any = 
         # to bool: `x != 0` (NaN is True), an array even for 0-d. The copy keeps a dense layout (a transposed
         # tensor stays transposed) and lays any other out densely in its dims' order, as PyTorch's
         # preserve_format copy does
-        if data.flags.c_contiguous or _dense(data):
+        if data.flags.c_contiguous or is_dense(data):
             data = data.astype(dt.np, copy=True)
         else:
-            data = _dense_copy(data, dt.np, array_module(dev))
+            data = dense_copy(data, dt.np, array_module(dev))
     return Tensor._wrap(data, dt)
-
-
-def preserved_copy(a: Any) -> Any:
-    """A copy of the array `a` laid out as PyTorch lays out an elementwise result of `a` (preserve_format):
-    `a`'s own layout when dense (a transposed array stays transposed), else `S.dense_strides_like`."""
-    if a.flags.c_contiguous or _dense(a):
-        return a.copy(order="K")
-    from runtime.kernels._xp import xp_of
-    return _dense_copy(a, a.dtype, xp_of(a))
-
-
-def _dense_copy(a: Any, np_dtype: Any, xp: Any) -> Any:
-    """A dense copy of `a` in `np_dtype`, its dims in memory in the order of `S.dense_strides_like`."""
-    itemsize = a.itemsize
-    strides = S.dense_strides_like(a.shape, tuple(step // itemsize for step in a.strides))
-    slowest_first = sorted(range(a.ndim), key=lambda d: -strides[d])
-    out = xp.empty([a.shape[d] for d in slowest_first], np_dtype)
-    out = out.transpose([slowest_first.index(d) for d in range(a.ndim)])
-    out[...] = a
-    return out
-
-
-def _dense(a: Any) -> bool:
-    """Whether `a`'s elements fill its memory without gaps or overlaps, in some order of its dims."""
-    expected = a.itemsize
-    for size, step in sorted(zip(a.shape, a.strides, strict=True), key=lambda p: p[1]):
-        if size != 1 and step != expected:
-            return False
-        expected *= size
-    return True
 
 
 def _check_bfloat16_device(dt: dtypes.DType, dev: Device) -> None:

@@ -268,7 +268,7 @@ def sign(x: Any) -> Any:
     """np.sign, and a bool array's own values (PyTorch's sign of bool; NumPy has no bool loop). NaN's sign is
     0, as PyTorch's (0 < x) - (x < 0) gives (so abs's gradient at NaN is 0)."""
     if x.dtype.kind == "b":
-        from runtime.kernels.copy import preserved_copy
+        from runtime.kernels.dense_copy import preserved_copy
         return preserved_copy(x)  # laid out as an elementwise result (a transposed input stays transposed)
     out = np.sign(x)
     if x.dtype.kind == "f":

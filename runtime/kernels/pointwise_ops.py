@@ -11,8 +11,8 @@ from runtime import dtypes, opcall
 from runtime.factories import scalar_tensor
 from runtime.kernels._xp import result_type, wrap, xp_of
 from runtime.kernels.checks import check_divisor
-from runtime.kernels.copy import preserved_copy
 from runtime.kernels.cpu_pointwise import checked_int_scalar
+from runtime.kernels.dense_copy import preserved_copy
 from runtime.tensor import Tensor
 
 _MODES = (None, "trunc", "floor")
