@@ -76,11 +76,7 @@ def render(g: FusedGroup, entry: str, used_later: set[int]) -> None:
         for t in g.terms:
             if t.kind == "reduce" and space[t.out.id] == "row":
                 space[t.out.id] = "scatter"
-    if rows:
-        assert D is not None
-        outer_dims, inner_dims = [d for d in big if d not in D], [d for d in big if d in D]
-    else:
-        outer_dims, inner_dims = big[:-1], big[-1:]
+    outer_dims, inner_dims = [d for d in big if d not in (D or ())], [d for d in big if d in (D or ())]
 
     inputs: list[Value] = []
     for t in g.terms:
@@ -151,8 +147,11 @@ def render(g: FusedGroup, entry: str, used_later: set[int]) -> None:
         scatter_strides[t.out.id] = st
     arrays = list(access_strides.values()) + list(out_strides.values()) + list(scatter_strides.values()) \
         + [ind for _, ind in windows.values()]  # a window's dim keeps a loop of its own
-    outer = _coalesce(outer_dims, S, arrays)
-    inner = _coalesce(inner_dims, S, arrays)
+    if rows:
+        outer, inner = _coalesce(outer_dims, S, arrays), _coalesce(inner_dims, S, arrays)
+    else:  # the inner loop runs over every trailing dim that all arrays step through as one
+        merged = _coalesce(big, S, arrays)
+        outer, inner = merged[:-1], merged[-1:]
     n_outer = math.prod(s for s, _ in outer)
     n_inner = math.prod(s for s, _ in inner)
     g.parallel = not scatters
