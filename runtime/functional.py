@@ -264,4 +264,9 @@ def scalar_tensor(s: Any, *, dtype: Any = None, layout: Any = None, device: Any 
     G = _G()
     if isinstance(s, Tensor):
         s = s.item()
-    return G.tensor(s, dtype=dtype or dtypes.get_default_dtype(), device=device, requires_grad=requires_grad)
+    dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    if dt.is_floating_point:  # a float rounds (1e10 as float16 is inf), as PyTorch's
+        return G.tensor(s, dtype=dt, device=device, requires_grad=requires_grad)
+    # an integral type takes the value as a fill does, as PyTorch's: an integer in the type's range or its negative
+    # mirror wraps (-5 as uint8 is 251); a value outside both is an overflow error
+    return G.full((), s, dtype=dt, device=device, requires_grad=requires_grad)

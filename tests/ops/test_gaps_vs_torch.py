@@ -86,3 +86,93 @@ def test_integer_products_keep_dtype(name: str, dtype: str) -> None:
     ours = _outcome(lambda: PRODUCTS[name](G, dtype))
     theirs = _outcome(lambda: PRODUCTS[name](torch, dtype))
     assert ours == theirs
+
+
+# -- ldexp: the promoted floating dtype, float16 included ------------------------------------------------
+LDEXP_CASES = [
+    ("float16", [2.0 ** -10, 1.5, -3.0], "int64", [20, 3, -24]),
+    ("float16", [60000.0], "int64", [-30]),
+    ("float16", [1.5, 2.0], "int8", [[3], [40]]),
+    ("float16", [1.5], "float16", [3.0]),
+    ("float16", [1.5], "float32", [3.0]),
+    ("float16", [1.5], "float64", [3.0]),
+    ("float32", [1.5], "float16", [3.0]),
+    ("float32", [1.5], "int8", [3]),
+    ("float64", [1.5], "int64", [3]),
+    ("uint8", [1], "int8", [3]),
+    ("int32", [1], "int32", [3]),
+]
+
+
+@pytest.mark.parametrize(("a", "av", "b", "bv"), LDEXP_CASES, ids=str)
+def test_ldexp_dtype(a: str, av: list[Any], b: str, bv: list[Any]) -> None:
+    def case(m: Any) -> Any:
+        return m.ldexp(m.tensor(av, dtype=getattr(m, a)), m.tensor(bv, dtype=getattr(m, b)))
+    assert _outcome(lambda: case(G)) == _outcome(lambda: case(torch))
+
+
+def test_ldexp_float16_in_place_and_method() -> None:
+    x = G.tensor([1.5, -0.25], dtype=G.float16)
+    assert x.ldexp(G.tensor([3, 2])).dtype == G.float16
+    x.ldexp_(G.tensor([3, 2]))
+    assert x.tolist() == [12.0, -1.0]
+
+
+# -- scalar_tensor takes an integral dtype's value as a fill does ------------------------------------------
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64", "bool", "float16", "float32"])
+@pytest.mark.parametrize("value", [-5, -1, -128, -129, -255, -256, 255, 300, 2.7, -2.7, -0.5, 256.9, True, 2 ** 40])
+def test_scalar_tensor_wraps_like_torch(value: Any, dtype: str) -> None:
+    ours = _outcome(lambda: G.scalar_tensor(value, dtype=getattr(G, dtype)))
+    theirs = _outcome(lambda: torch.scalar_tensor(value, dtype=getattr(torch, dtype)))
+    assert ours == theirs
+
+
+def test_scalar_tensor_is_zero_dim_and_tracks_grad() -> None:
+    t = G.scalar_tensor(-5, dtype=G.uint8)
+    assert t.shape == () and t.item() == 251
+    g = G.scalar_tensor(2.0, requires_grad=True)
+    assert g.requires_grad and g.dtype == G.float32
+
+
+# -- histc refuses integer and bool CPU tensors --------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "bool", "float16", "float64"])
+def test_histc_dtypes(dtype: str) -> None:
+    ours = _outcome(lambda: G.histc(G.tensor([1, 2, 3, 3]).to(getattr(G, dtype)), bins=4))
+    theirs = _outcome(lambda: torch.histc(torch.tensor([1, 2, 3, 3]).to(getattr(torch, dtype)), bins=4))
+    assert ours == theirs
+
+
+def test_histc_integer_error_names_the_dtype() -> None:
+    with pytest.raises(RuntimeError, match="int32"):  # NotImplementedError, as PyTorch's, is a RuntimeError
+        G.histc(G.tensor([1, 2, 3], dtype=G.int32))
+
+
+# -- unsafe_chunk / unsafe_split give views --------------------------------------------------------------
+UNSAFE: dict[str, Callable[[Any, Any], Any]] = {
+    "unsafe_chunk": lambda m, x: m.unsafe_chunk(x, 3, 1),
+    "unsafe_split": lambda m, x: m.unsafe_split(x, 2, 1),
+    "method_unsafe_chunk": lambda m, x: x.unsafe_chunk(2),
+    "method_unsafe_split": lambda m, x: x.unsafe_split(1),
+    "unsafe_split_with_sizes": lambda m, x: m.unsafe_split_with_sizes(x, [1, 4], 1),
+}
+
+
+@pytest.mark.parametrize("name", list(UNSAFE))
+def test_unsafe_splits_are_views(name: str) -> None:
+    def case(m: Any) -> tuple[list[Any], list[Any]]:
+        x = m.arange(10.0).reshape(2, 5)
+        parts = UNSAFE[name](m, x)
+        values = [p.tolist() for p in parts]
+        for i, p in enumerate(parts):
+            p.fill_(-1.0 - i)  # writes through to x when p is a view
+        return values, x.tolist()
+    assert case(G) == case(torch)
+
+
+def test_unsafe_split_backward() -> None:
+    def case(m: Any) -> Any:
+        x = m.arange(6.0).reshape(2, 3).requires_grad_()
+        a, b = m.unsafe_split(x, 2, 1)
+        (a.sum() * 2 + b.sum() * 3).backward()
+        return x.grad.tolist()
+    assert case(G) == case(torch)
