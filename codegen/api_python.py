@@ -198,9 +198,12 @@ def _call(f: NativeFunction, union: dict[str, Param], others: list[NativeFunctio
 
 
 def _type_of(f: NativeFunction, name: str) -> str | None:
+    """How a Python call tells `f`'s argument `name` apart: "Tensor" for one (optional) tensor; a list of
+    tensors keeps its own type (`atleast_1d(Tensor self)` and `atleast_1d.Sequence(Tensor[] self)` differ by
+    whether the argument is a Tensor)."""
     for a in f.func.arguments.flat_all:
         if a.name == name:
-            return "Tensor" if a.type.is_tensor_like() else str(a.type)
+            return "Tensor" if a.type.is_tensor_like() and not a.type.is_list() else str(a.type)
     return None
 
 

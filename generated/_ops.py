@@ -6129,6 +6129,18 @@ def _call_atleast_1d(input):
     return _tab_atleast_1d[_k](input)
 
 
+_op_atleast_1d_Sequence = _dispatcher.declare("atleast_1d.Sequence", "atleast_1d.Sequence(Tensor[] self) -> Tensor[]", (0,), deferred=True)
+_tab_atleast_1d_Sequence = _op_atleast_1d_Sequence.table
+
+
+def _call_atleast_1d_Sequence(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(input)]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_1d_Sequence, (input,))
+    return _tab_atleast_1d_Sequence[_k](input)
+
+
 _op_atleast_2d = _dispatcher.declare("atleast_2d", "atleast_2d(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_atleast_2d = _op_atleast_2d.table
 
@@ -6141,6 +6153,18 @@ def _call_atleast_2d(input):
     return _tab_atleast_2d[_k](input)
 
 
+_op_atleast_2d_Sequence = _dispatcher.declare("atleast_2d.Sequence", "atleast_2d.Sequence(Tensor[] self) -> Tensor[]", (0,), deferred=True)
+_tab_atleast_2d_Sequence = _op_atleast_2d_Sequence.table
+
+
+def _call_atleast_2d_Sequence(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(input)]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_2d_Sequence, (input,))
+    return _tab_atleast_2d_Sequence[_k](input)
+
+
 _op_atleast_3d = _dispatcher.declare("atleast_3d", "atleast_3d(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_atleast_3d = _op_atleast_3d.table
 
@@ -6151,6 +6175,18 @@ def _call_atleast_3d(input):
     except AttributeError:
         _k = _bad_arguments(_op_atleast_3d, (input,))
     return _tab_atleast_3d[_k](input)
+
+
+_op_atleast_3d_Sequence = _dispatcher.declare("atleast_3d.Sequence", "atleast_3d.Sequence(Tensor[] self) -> Tensor[]", (0,), deferred=True)
+_tab_atleast_3d_Sequence = _op_atleast_3d_Sequence.table
+
+
+def _call_atleast_3d_Sequence(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(input)]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_3d_Sequence, (input,))
+    return _tab_atleast_3d_Sequence[_k](input)
 
 
 _op_hstack = _dispatcher.declare("hstack", "hstack(Tensor[] tensors) -> Tensor", (0,), deferred=True)
@@ -11665,42 +11701,66 @@ def atanh_(input):
 
 
 def atleast_1d(input, *, out=None):
-    'atleast_1d(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_1d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_1d(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('atleast_1d', (input,), {}, out)
-    if True:
+    'atleast_1d(input, *, out=None) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_1d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_1d(Tensor self) -> Tensor\n    atleast_1d.Sequence(Tensor[] self) -> Tensor[]'
+    if out is None and isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_atleast_1d, (input,))
         return _tab_atleast_1d[_k](input)
-    return _no_overload("atleast_1d", locals(), ('atleast_1d(Tensor self) -> Tensor',))
+    if out is None and not isinstance(input, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(input)]
+        except AttributeError:
+            _k = _bad_arguments(_op_atleast_1d_Sequence, (input,))
+        return _tab_atleast_1d_Sequence[_k](input)
+    if out is not None and isinstance(input, Tensor):
+        return _call_into_out('atleast_1d', (), {'input': input}, out)
+    if out is not None and not isinstance(input, Tensor):
+        return _call_into_out('atleast_1d', (), {'input': input}, out)
+    return _no_overload("atleast_1d", locals(), ('atleast_1d(Tensor self) -> Tensor', 'atleast_1d.Sequence(Tensor[] self) -> Tensor[]'))
 
 
 def atleast_2d(input, *, out=None):
-    'atleast_2d(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_2d(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('atleast_2d', (input,), {}, out)
-    if True:
+    'atleast_2d(input, *, out=None) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_2d(Tensor self) -> Tensor\n    atleast_2d.Sequence(Tensor[] self) -> Tensor[]'
+    if out is None and isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_atleast_2d, (input,))
         return _tab_atleast_2d[_k](input)
-    return _no_overload("atleast_2d", locals(), ('atleast_2d(Tensor self) -> Tensor',))
+    if out is None and not isinstance(input, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(input)]
+        except AttributeError:
+            _k = _bad_arguments(_op_atleast_2d_Sequence, (input,))
+        return _tab_atleast_2d_Sequence[_k](input)
+    if out is not None and isinstance(input, Tensor):
+        return _call_into_out('atleast_2d', (), {'input': input}, out)
+    if out is not None and not isinstance(input, Tensor):
+        return _call_into_out('atleast_2d', (), {'input': input}, out)
+    return _no_overload("atleast_2d", locals(), ('atleast_2d(Tensor self) -> Tensor', 'atleast_2d.Sequence(Tensor[] self) -> Tensor[]'))
 
 
 def atleast_3d(input, *, out=None):
-    'atleast_3d(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_3d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_3d(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('atleast_3d', (input,), {}, out)
-    if True:
+    'atleast_3d(input, *, out=None) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_3d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_3d(Tensor self) -> Tensor\n    atleast_3d.Sequence(Tensor[] self) -> Tensor[]'
+    if out is None and isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_atleast_3d, (input,))
         return _tab_atleast_3d[_k](input)
-    return _no_overload("atleast_3d", locals(), ('atleast_3d(Tensor self) -> Tensor',))
+    if out is None and not isinstance(input, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(input)]
+        except AttributeError:
+            _k = _bad_arguments(_op_atleast_3d_Sequence, (input,))
+        return _tab_atleast_3d_Sequence[_k](input)
+    if out is not None and isinstance(input, Tensor):
+        return _call_into_out('atleast_3d', (), {'input': input}, out)
+    if out is not None and not isinstance(input, Tensor):
+        return _call_into_out('atleast_3d', (), {'input': input}, out)
+    return _no_overload("atleast_3d", locals(), ('atleast_3d(Tensor self) -> Tensor', 'atleast_3d.Sequence(Tensor[] self) -> Tensor[]'))
 
 
 def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None):

@@ -381,6 +381,9 @@ ROWS.update({  # issue 21: torch's legacy linalg names and numeric ops
     "put": Row(tensors={"index": _ints([0, 5, -1])}, shapes={"source": (3,)}),
     "unique_consecutive": Row(tensors={"self": lambda rng, dt: rng.integers(0, 2, SHAPE).astype(dt)},
                               torch_ref=lambda torch, x, *a: torch.unique_consecutive(x, *a)),
+    # opgen names the list `self` (so one positional argument picks the overload by its type); aten `tensors`
+    **{f"atleast_{n}d.Sequence": Row(torch_ref=lambda torch, ts, n=n: getattr(torch, f"atleast_{n}d")(ts))
+       for n in (1, 2, 3)},
 })
 
 

@@ -176,3 +176,31 @@ def test_unsafe_split_backward() -> None:
         (a.sum() * 2 + b.sum() * 3).backward()
         return x.grad.tolist()
     assert case(G) == case(torch)
+
+
+# -- atleast_nd of a list or tuple of tensors ------------------------------------------------------------
+@pytest.mark.parametrize("name", ["atleast_1d", "atleast_2d", "atleast_3d"])
+@pytest.mark.parametrize("wrap", [list, tuple])
+def test_atleast_nd_of_a_sequence(name: str, wrap: Any) -> None:
+    def case(m: Any) -> tuple[str, list[tuple[int, ...]], list[Any]]:
+        ts = wrap([m.tensor(1.0), m.tensor([1.0, 2.0]), m.ones(2, 3), m.zeros(1, 2, 3, 1)])
+        r = getattr(m, name)(ts)
+        return type(r).__name__, [tuple(t.shape) for t in r], [t.tolist() for t in r]
+    assert case(G) == case(torch)
+
+
+@pytest.mark.parametrize("name", ["atleast_1d", "atleast_2d", "atleast_3d"])
+def test_atleast_nd_of_one_tensor_and_keyword(name: str) -> None:
+    for shape in [(), (3,), (2, 3), (1, 2, 3)]:
+        ours, theirs = getattr(G, name)(G.zeros(shape)), getattr(torch, name)(torch.zeros(shape))
+        assert tuple(ours.shape) == tuple(theirs.shape)
+    assert tuple(getattr(G, name)(input=G.zeros(())).shape) == tuple(getattr(torch, name)(torch.zeros(())).shape)
+
+
+def test_atleast_nd_sequence_backward_and_refusal() -> None:
+    x = G.tensor(2.0, requires_grad=True)
+    (y,) = G.atleast_2d([x])
+    (y * 3).sum().backward()
+    assert x.grad.item() == 3.0
+    with pytest.raises(NotImplementedError, match="atleast_1d"):  # no tensor to dispatch on: a DispatchError
+        G.atleast_1d([1, 2])
