@@ -5887,6 +5887,18 @@ def _call_repeat_interleave_self_Tensor(input, repeats, dim, output_size):
     return _tab_repeat_interleave_self_Tensor[_k](input, repeats, dim, output_size)
 
 
+_op_repeat_interleave_Tensor = _dispatcher.declare("repeat_interleave.Tensor", "repeat_interleave.Tensor(Tensor self, *, SymInt? output_size=None) -> Tensor", (0,), deferred=True)
+_tab_repeat_interleave_Tensor = _op_repeat_interleave_Tensor.table
+
+
+def _call_repeat_interleave_Tensor(input, output_size):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_repeat_interleave_Tensor, (input, output_size,))
+    return _tab_repeat_interleave_Tensor[_k](input, output_size)
+
+
 _op_movedim_intlist = _dispatcher.declare("movedim.intlist", "movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)", (0,), deferred=True)
 _tab_movedim_intlist = _op_movedim_intlist.table
 
@@ -16150,23 +16162,24 @@ def repeat(input, repeats, *, out=None):
     return _no_overload("repeat", locals(), ('repeat(Tensor self, SymInt[] repeats) -> Tensor',))
 
 
-def repeat_interleave(input, repeats, dim=None, *, output_size=None, out=None):
-    'repeat_interleave(input, repeats, dim=None, *, output_size=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    repeats (int or Tensor)\n    dim (int, optional, default None)\n    output_size (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor'
+def repeat_interleave(input, repeats=_NG, dim=_NG, *, output_size=None, out=None):
+    'repeat_interleave(input, repeats, dim=None, *, output_size=None) -> Tensor\nrepeat_interleave(input, repeats, dim=None, *, output_size=None) -> Tensor\nrepeat_interleave(input, *, output_size=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    repeats (int or Tensor; may be left out: only repeat_interleave.self_Tensor, repeat_interleave.self_int take it)\n    dim (int, optional, default None; taken by repeat_interleave.self_Tensor, repeat_interleave.self_int)\n    output_size (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.Tensor(Tensor self, *, SymInt? output_size=None) -> Tensor'
     if out is not None:
         return _call_into_out('repeat_interleave', (input, repeats, dim,), {'output_size': output_size}, out)
-    if not isinstance(repeats, Tensor):
+    if repeats is not _NG and not isinstance(repeats, Tensor):
+        return _call_repeat_interleave_self_int(input, repeats, (None if dim is _NG else dim), output_size)
+    if repeats is not _NG and isinstance(repeats, Tensor):
+        return _call_repeat_interleave_self_Tensor(input, repeats, (None if dim is _NG else dim), output_size)
+    if repeats is _NG and dim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
-            _k = _bad_arguments(_op_repeat_interleave_self_int, (input, repeats, dim, output_size,))
-        return _tab_repeat_interleave_self_int[_k](input, repeats, dim, output_size)
-    if isinstance(repeats, Tensor):
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys | repeats._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_repeat_interleave_self_Tensor, (input, repeats, dim, output_size,))
-        return _tab_repeat_interleave_self_Tensor[_k](input, repeats, dim, output_size)
-    return _no_overload("repeat_interleave", locals(), ('repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor', 'repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor'))
+            _k = _bad_arguments(_op_repeat_interleave_Tensor, (input, output_size,))
+        return _tab_repeat_interleave_Tensor[_k](input, output_size)
+    return _no_overload("repeat_interleave", locals(), ('repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor', 'repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor', 'repeat_interleave.Tensor(Tensor self, *, SymInt? output_size=None) -> Tensor'))
+
+
+_show(repeat_interleave, (('input', False, _REQ), ('repeats', False, _NG), ('dim', False, None), ('output_size', True, None), ('out', True, None), ))
 
 
 def reshape(input, shape):

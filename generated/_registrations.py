@@ -1421,6 +1421,7 @@ _dispatcher.register_all([
     ("unique", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.tensor_composites", "unique")),
     ("repeat_interleave.self_int", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.tensor_composites", "repeat_interleave_int")),
     ("repeat_interleave.self_Tensor", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.tensor_composites", "repeat_interleave_tensor")),
+    ("repeat_interleave.Tensor", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.tensor_composites", "repeat_interleave_repeats")),
     ("movedim.intlist", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.tensor_composites", "movedim")),
     ("moveaxis.intlist", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.tensor_composites", "movedim")),
     ("diag", "CompositeImplicitAutograd", _on_first_call("runtime.kernels.tensor_composites", "diag")),

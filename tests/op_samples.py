@@ -128,6 +128,10 @@ ROWS: dict[str, Row] = {
     "roll": Row(values={"shifts": [1, -2], "dims": [0, 1]}),
     "repeat_interleave.self_int": Row(values={"repeats": 2, "dim": 1}),
     "repeat_interleave.self_Tensor": Row(tensors={"repeats": _ints([1, 0, 3, 2])}, values={"dim": 1}),
+    # opgen names the one-argument form's tensor `self` (aten: `repeats`)
+    "repeat_interleave.Tensor": Row(dtypes=("int32", "int64"),
+                                    tensors={"self": lambda rng, dt: np.array([1, 0, 3, 2], dtype=dt)},
+                                    torch_ref=lambda torch, r, *a: torch.repeat_interleave(r, output_size=a[0])),
     # backward helpers of views
     "select_backward": Row(shapes={"grad_output": (3,)}, values={"input_sizes": [3, 4], "dim": 1, "index": 2}),
     "slice_backward": Row(shapes={"grad_output": (3, 2)},

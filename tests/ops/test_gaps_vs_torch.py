@@ -204,3 +204,29 @@ def test_atleast_nd_sequence_backward_and_refusal() -> None:
     assert x.grad.item() == 3.0
     with pytest.raises(NotImplementedError, match="atleast_1d"):  # no tensor to dispatch on: a DispatchError
         G.atleast_1d([1, 2])
+
+
+# -- repeat_interleave: the one-argument form beside the positional ones ---------------------------------
+REPEATS: dict[str, Callable[[Any], Any]] = {
+    "counts": lambda m: m.repeat_interleave(m.tensor([1, 2, 0, 3])),
+    "counts_int32": lambda m: m.repeat_interleave(m.tensor([2, 1], dtype=m.int32)),
+    "counts_empty": lambda m: m.repeat_interleave(m.tensor([], dtype=m.int64)),
+    "counts_output_size": lambda m: m.repeat_interleave(m.tensor([1, 2, 0, 3]), output_size=6),
+    "counts_wrong_output_size": lambda m: m.repeat_interleave(m.tensor([1, 2, 3]), output_size=5),
+    "counts_0d": lambda m: m.repeat_interleave(m.tensor(3)),
+    "counts_2d": lambda m: m.repeat_interleave(m.tensor([[1, 2]])),
+    "counts_float": lambda m: m.repeat_interleave(m.tensor([1.0, 2.0])),
+    "counts_negative": lambda m: m.repeat_interleave(m.tensor([-1, 2])),
+    "int_positional": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), 2),
+    "int_positional_dim": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), 2, 0),
+    "int_keyword_dim": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), 3, dim=1),
+    "int_keyword_repeats": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), repeats=2),
+    "tensor_positional_dim": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), m.tensor([1, 2]), 0),
+    "method_int": lambda m: m.tensor([[1, 2], [3, 4]]).repeat_interleave(2),
+    "method_tensor": lambda m: m.tensor([[1, 2], [3, 4]]).repeat_interleave(m.tensor([0, 3]), dim=1),
+}
+
+
+@pytest.mark.parametrize("name", list(REPEATS))
+def test_repeat_interleave_forms(name: str) -> None:
+    assert _outcome(lambda: REPEATS[name](G)) == _outcome(lambda: REPEATS[name](torch))
