@@ -419,7 +419,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
         # arange(0.5, 5.2, 0.7, dtype=int8) is seven zeros.
         if dt not in (dtypes.int64, dtypes.bool_) and dt.np is not None and step != 0:
             count_from = (start, end, step)
-        elif step != 0 and int(step) == 0 and (step > 0) == (end >= start):
+        elif dt is dtypes.int64 and step != 0 and int(step) == 0 and (step > 0) == (end >= start):
             # a step that truncates to 0 in a consistent range: PyTorch's binding refuses it as a ValueError
             raise ValueError(f"step must be nonzero: step {step} truncates to 0 in {dt}")
         start, end, step = int(start), int(end), int(step)
