@@ -6,7 +6,8 @@ function. opgen does the same: the parameters of all overloads are merged by nam
 and a chain of conditions picks the overload at call time:
   - an out overload is taken when `out` is given;
   - a parameter that only some overloads have picks them when it is given (`sum(x)` vs `sum(x, 1)`);
-  - a parameter that is a Tensor in one overload and a Scalar in another is told apart by isinstance.
+  - a parameter that is a Tensor in one overload and a Scalar or a Tensor[] in another is told apart by
+    isinstance (`atleast_1d(t)` vs `atleast_1d([t, u])`).
 Overloads that no condition tells apart are a load error. The Python name of `self` is `input` (as
 in `torch.add(input, other)`); a Tensor method is the same function, called with the tensor first.
 """
@@ -198,9 +199,12 @@ def _call(f: NativeFunction, union: dict[str, Param], others: list[NativeFunctio
 
 
 def _type_of(f: NativeFunction, name: str) -> str | None:
+    """How a Python call tells `f`'s argument `name` apart: "Tensor" for one (optional) tensor; a list of
+    tensors keeps its own type (`atleast_1d(Tensor self)` and `atleast_1d.Sequence(Tensor[] self)` differ by
+    whether the argument is a Tensor)."""
     for a in f.func.arguments.flat_all:
         if a.name == name:
-            return "Tensor" if a.type.is_tensor_like() else str(a.type)
+            return "Tensor" if a.type.is_tensor_like() and not a.type.is_list() else str(a.type)
     return None
 
 

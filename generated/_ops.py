@@ -5887,6 +5887,18 @@ def _call_repeat_interleave_self_Tensor(input, repeats, dim, output_size):
     return _tab_repeat_interleave_self_Tensor[_k](input, repeats, dim, output_size)
 
 
+_op_repeat_interleave_Tensor = _dispatcher.declare("repeat_interleave.Tensor", "repeat_interleave.Tensor(Tensor self, *, SymInt? output_size=None) -> Tensor", (0,), deferred=True)
+_tab_repeat_interleave_Tensor = _op_repeat_interleave_Tensor.table
+
+
+def _call_repeat_interleave_Tensor(input, output_size):
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_repeat_interleave_Tensor, (input, output_size,))
+    return _tab_repeat_interleave_Tensor[_k](input, output_size)
+
+
 _op_movedim_intlist = _dispatcher.declare("movedim.intlist", "movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)", (0,), deferred=True)
 _tab_movedim_intlist = _op_movedim_intlist.table
 
@@ -6129,6 +6141,18 @@ def _call_atleast_1d(input):
     return _tab_atleast_1d[_k](input)
 
 
+_op_atleast_1d_Sequence = _dispatcher.declare("atleast_1d.Sequence", "atleast_1d.Sequence(Tensor[] self) -> Tensor[]", (0,), deferred=True)
+_tab_atleast_1d_Sequence = _op_atleast_1d_Sequence.table
+
+
+def _call_atleast_1d_Sequence(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(input)]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_1d_Sequence, (input,))
+    return _tab_atleast_1d_Sequence[_k](input)
+
+
 _op_atleast_2d = _dispatcher.declare("atleast_2d", "atleast_2d(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_atleast_2d = _op_atleast_2d.table
 
@@ -6141,6 +6165,18 @@ def _call_atleast_2d(input):
     return _tab_atleast_2d[_k](input)
 
 
+_op_atleast_2d_Sequence = _dispatcher.declare("atleast_2d.Sequence", "atleast_2d.Sequence(Tensor[] self) -> Tensor[]", (0,), deferred=True)
+_tab_atleast_2d_Sequence = _op_atleast_2d_Sequence.table
+
+
+def _call_atleast_2d_Sequence(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(input)]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_2d_Sequence, (input,))
+    return _tab_atleast_2d_Sequence[_k](input)
+
+
 _op_atleast_3d = _dispatcher.declare("atleast_3d", "atleast_3d(Tensor self) -> Tensor", (0,), deferred=True)
 _tab_atleast_3d = _op_atleast_3d.table
 
@@ -6151,6 +6187,18 @@ def _call_atleast_3d(input):
     except AttributeError:
         _k = _bad_arguments(_op_atleast_3d, (input,))
     return _tab_atleast_3d[_k](input)
+
+
+_op_atleast_3d_Sequence = _dispatcher.declare("atleast_3d.Sequence", "atleast_3d.Sequence(Tensor[] self) -> Tensor[]", (0,), deferred=True)
+_tab_atleast_3d_Sequence = _op_atleast_3d_Sequence.table
+
+
+def _call_atleast_3d_Sequence(input):
+    try:
+        _k = (_shared.remap or _tls.remap)[_keys_of(input)]
+    except AttributeError:
+        _k = _bad_arguments(_op_atleast_3d_Sequence, (input,))
+    return _tab_atleast_3d_Sequence[_k](input)
 
 
 _op_hstack = _dispatcher.declare("hstack", "hstack(Tensor[] tensors) -> Tensor", (0,), deferred=True)
@@ -11665,42 +11713,66 @@ def atanh_(input):
 
 
 def atleast_1d(input, *, out=None):
-    'atleast_1d(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_1d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_1d(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('atleast_1d', (input,), {}, out)
-    if True:
+    'atleast_1d(input, *, out=None) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_1d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_1d(Tensor self) -> Tensor\n    atleast_1d.Sequence(Tensor[] self) -> Tensor[]'
+    if out is None and isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_atleast_1d, (input,))
         return _tab_atleast_1d[_k](input)
-    return _no_overload("atleast_1d", locals(), ('atleast_1d(Tensor self) -> Tensor',))
+    if out is None and not isinstance(input, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(input)]
+        except AttributeError:
+            _k = _bad_arguments(_op_atleast_1d_Sequence, (input,))
+        return _tab_atleast_1d_Sequence[_k](input)
+    if out is not None and isinstance(input, Tensor):
+        return _call_into_out('atleast_1d', (), {'input': input}, out)
+    if out is not None and not isinstance(input, Tensor):
+        return _call_into_out('atleast_1d', (), {'input': input}, out)
+    return _no_overload("atleast_1d", locals(), ('atleast_1d(Tensor self) -> Tensor', 'atleast_1d.Sequence(Tensor[] self) -> Tensor[]'))
 
 
 def atleast_2d(input, *, out=None):
-    'atleast_2d(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_2d(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('atleast_2d', (input,), {}, out)
-    if True:
+    'atleast_2d(input, *, out=None) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_2d(Tensor self) -> Tensor\n    atleast_2d.Sequence(Tensor[] self) -> Tensor[]'
+    if out is None and isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_atleast_2d, (input,))
         return _tab_atleast_2d[_k](input)
-    return _no_overload("atleast_2d", locals(), ('atleast_2d(Tensor self) -> Tensor',))
+    if out is None and not isinstance(input, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(input)]
+        except AttributeError:
+            _k = _bad_arguments(_op_atleast_2d_Sequence, (input,))
+        return _tab_atleast_2d_Sequence[_k](input)
+    if out is not None and isinstance(input, Tensor):
+        return _call_into_out('atleast_2d', (), {'input': input}, out)
+    if out is not None and not isinstance(input, Tensor):
+        return _call_into_out('atleast_2d', (), {'input': input}, out)
+    return _no_overload("atleast_2d", locals(), ('atleast_2d(Tensor self) -> Tensor', 'atleast_2d.Sequence(Tensor[] self) -> Tensor[]'))
 
 
 def atleast_3d(input, *, out=None):
-    'atleast_3d(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_3d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_3d(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('atleast_3d', (input,), {}, out)
-    if True:
+    'atleast_3d(input, *, out=None) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_3d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_3d(Tensor self) -> Tensor\n    atleast_3d.Sequence(Tensor[] self) -> Tensor[]'
+    if out is None and isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_atleast_3d, (input,))
         return _tab_atleast_3d[_k](input)
-    return _no_overload("atleast_3d", locals(), ('atleast_3d(Tensor self) -> Tensor',))
+    if out is None and not isinstance(input, Tensor):
+        try:
+            _k = (_shared.remap or _tls.remap)[_keys_of(input)]
+        except AttributeError:
+            _k = _bad_arguments(_op_atleast_3d_Sequence, (input,))
+        return _tab_atleast_3d_Sequence[_k](input)
+    if out is not None and isinstance(input, Tensor):
+        return _call_into_out('atleast_3d', (), {'input': input}, out)
+    if out is not None and not isinstance(input, Tensor):
+        return _call_into_out('atleast_3d', (), {'input': input}, out)
+    return _no_overload("atleast_3d", locals(), ('atleast_3d(Tensor self) -> Tensor', 'atleast_3d.Sequence(Tensor[] self) -> Tensor[]'))
 
 
 def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None):
@@ -16090,23 +16162,24 @@ def repeat(input, repeats, *, out=None):
     return _no_overload("repeat", locals(), ('repeat(Tensor self, SymInt[] repeats) -> Tensor',))
 
 
-def repeat_interleave(input, repeats, dim=None, *, output_size=None, out=None):
-    'repeat_interleave(input, repeats, dim=None, *, output_size=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    repeats (int or Tensor)\n    dim (int, optional, default None)\n    output_size (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor'
+def repeat_interleave(input, repeats=_NG, dim=_NG, *, output_size=None, out=None):
+    'repeat_interleave(input, repeats, dim=None, *, output_size=None) -> Tensor\nrepeat_interleave(input, repeats, dim=None, *, output_size=None) -> Tensor\nrepeat_interleave(input, *, output_size=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    repeats (int or Tensor; may be left out: only repeat_interleave.self_Tensor, repeat_interleave.self_int take it)\n    dim (int, optional, default None; taken by repeat_interleave.self_Tensor, repeat_interleave.self_int)\n    output_size (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.Tensor(Tensor self, *, SymInt? output_size=None) -> Tensor'
     if out is not None:
         return _call_into_out('repeat_interleave', (input, repeats, dim,), {'output_size': output_size}, out)
-    if not isinstance(repeats, Tensor):
+    if repeats is not _NG and not isinstance(repeats, Tensor):
+        return _call_repeat_interleave_self_int(input, repeats, (None if dim is _NG else dim), output_size)
+    if repeats is not _NG and isinstance(repeats, Tensor):
+        return _call_repeat_interleave_self_Tensor(input, repeats, (None if dim is _NG else dim), output_size)
+    if repeats is _NG and dim is _NG:
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
-            _k = _bad_arguments(_op_repeat_interleave_self_int, (input, repeats, dim, output_size,))
-        return _tab_repeat_interleave_self_int[_k](input, repeats, dim, output_size)
-    if isinstance(repeats, Tensor):
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys | repeats._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_repeat_interleave_self_Tensor, (input, repeats, dim, output_size,))
-        return _tab_repeat_interleave_self_Tensor[_k](input, repeats, dim, output_size)
-    return _no_overload("repeat_interleave", locals(), ('repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor', 'repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor'))
+            _k = _bad_arguments(_op_repeat_interleave_Tensor, (input, output_size,))
+        return _tab_repeat_interleave_Tensor[_k](input, output_size)
+    return _no_overload("repeat_interleave", locals(), ('repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor', 'repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor', 'repeat_interleave.Tensor(Tensor self, *, SymInt? output_size=None) -> Tensor'))
+
+
+_show(repeat_interleave, (('input', False, _REQ), ('repeats', False, _NG), ('dim', False, None), ('output_size', True, None), ('out', True, None), ))
 
 
 def reshape(input, shape):

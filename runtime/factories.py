@@ -411,21 +411,38 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
         dt = dtypes.get_default_dtype() if floats else dtypes.int64
     else:
         dt = dtypes.as_dtype(dtype)
+    count_from: tuple[Any, Any, Any] | None = None
     if floats and not dt.is_floating_point and all(np.isfinite(v) for v in (start, end, step)):
-        # an integral dtype takes the bounds and step in that type first (truncated), as PyTorch does:
-        # arange(1.0, 5.000001, 2.0, dtype=int64) is [1, 3]
+        # an integral dtype takes the start and step in that type first (truncated), as PyTorch does. int64 truncates
+        # the end too and counts in integers: arange(1.0, 5.000001, 2.0, dtype=int64) is [1, 3]. The narrower integer
+        # types count from the float bounds, ceil((end - start) / step), and the values wrap into the type:
+        # arange(0.5, 5.2, 0.7, dtype=int8) is seven zeros.
+        if dt not in (dtypes.int64, dtypes.bool_) and dt.np is not None and step != 0:
+            count_from = (start, end, step)
+        elif dt is dtypes.int64 and step != 0 and int(step) == 0 and (step > 0) == (end >= start):
+            # a step that truncates to 0 in a consistent range: PyTorch's binding refuses it as a ValueError
+            raise ValueError(f"step must be nonzero: step {step} truncates to 0 in {dt}")
         start, end, step = int(start), int(end), int(step)
         exact, floats = True, False
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if floats and not all(np.isfinite(v) for v in (start, end, step)):
-        raise RuntimeError(f"unsupported range: {start} -> {end}")
-    if (step > 0 and start > end) or (step < 0 and start < end):
-        raise RuntimeError(f"upper bound and larger bound inconsistent with step sign: start={start}, end={end}, "
-                           f"step={step}")
-    n = max(-((start - end) // step), 0) if exact else max(int(np.ceil((end - start) / step)), 0)
+    if count_from is not None:
+        f_start, f_end, f_step = count_from
+        if (f_step > 0 and f_start > f_end) or (f_step < 0 and f_start < f_end):
+            raise RuntimeError(f"upper bound and larger bound inconsistent with step sign: start={f_start}, "
+                               f"end={f_end}, step={f_step}")
+        n = max(int(np.ceil((f_end - f_start) / f_step)), 0)
+    else:
+        if step == 0:
+            raise RuntimeError("step must be nonzero")
+        if floats and not all(np.isfinite(v) for v in (start, end, step)):
+            raise RuntimeError(f"unsupported range: {start} -> {end}")
+        if (step > 0 and start > end) or (step < 0 and start < end):
+            raise RuntimeError(f"upper bound and larger bound inconsistent with step sign: start={start}, end={end}, "
+                               f"step={step}")
+        n = max(-((start - end) // step), 0) if exact else max(int(np.ceil((end - start) / step)), 0)
     if dt.np is not None and _plain_cpu(device, None):
-        if exact:
+        if exact and count_from is not None:  # the step may be 0 after truncation; values wrap into the type
+            values = start + np.arange(n, dtype=np.int64) * step
+        elif exact:
             values = np.arange(start, start + n * step, step, dtype=np.int64)
         else:
             values = start + np.arange(n, dtype=np.float64) * step

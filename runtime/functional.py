@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from runtime import opcall
+from runtime import dtypes, opcall
 from runtime import strides as S
 from runtime.amp.autocast_mode import autocast_function
 from runtime.tensor import Size, Tensor
@@ -113,8 +113,11 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     order = out + [e for e in ell if e not in out] + sorted({c for c in counts if c not in out})
     sizes: dict[str, int] = {}
     aligned = []
+    owners: dict[str, int] = {}  # how many operands hold each label
     for i, (t, term) in enumerate(zip(ops, terms, strict=True)):
         labs = labels(term, t.dim())
+        for c in set(labs):
+            owners[c] = owners.get(c, 0) + 1
         # a letter repeated within one operand takes its diagonal
         while len(set(labs)) != len(labs):
             c = next(c for c in labs if labs.count(c) > 1)
@@ -136,14 +139,25 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         present = [labs[j] for j in perm]
         view = [t.shape[present.index(c)] if c in present else 1 for c in order]
         aligned.append(t.reshape(view))
+    # Integer operands, as PyTorch's: a label summed out of the one operand that holds it is a plain sum, which
+    # widens to int64 (so the whole result is int64, computed here exactly); labels contracted between operands
+    # keep the operands' dtype, wrapping.
+    widen = any(owners.get(c, 0) == 1 for c in order[len(out):])
+    if widen:
+        aligned = [t.to(dtypes.int64) if t.dtype.category == dtypes.INTEGRAL else t for t in aligned]
     result = aligned[0]
     for t in aligned[1:]:
         result = result * t
     summed = list(range(len(out), len(order)))
     if summed:
-        result = result.sum(summed)
+        result = result.sum(summed, dtype=None if widen else _kept_integer(result))
     shape = [sizes.get(c, 1) for c in out]
     return result if tuple(result.shape) == tuple(shape) else result.expand(shape).contiguous()
+
+
+def _kept_integer(t: Tensor) -> Any:
+    """The dtype a contraction's sum keeps: an integer operand's own (PyTorch's products wrap in it), else None."""
+    return t.dtype if t.dtype.category == dtypes.INTEGRAL else None
 
 
 def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
@@ -165,9 +179,9 @@ def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
     for x, y in zip(da, db, strict=True):
         # a size-1 dim contracted with a longer one broadcasts, as PyTorch's: the longer side is summed first
         if a.shape[x] == 1 and b.shape[y] != 1:
-            b = b.sum(y, keepdim=True)
+            b = b.sum(y, keepdim=True, dtype=_kept_integer(b))
         elif b.shape[y] == 1 and a.shape[x] != 1:
-            a = a.sum(x, keepdim=True)
+            a = a.sum(x, keepdim=True, dtype=_kept_integer(a))
         elif a.shape[x] != b.shape[y]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {x} "
                                f"and second has size {b.shape[y]} in dim {y}")
@@ -250,4 +264,9 @@ def scalar_tensor(s: Any, *, dtype: Any = None, layout: Any = None, device: Any 
     G = _G()
     if isinstance(s, Tensor):
         s = s.item()
-    return G.tensor(s, dtype=dtype or dtypes.get_default_dtype(), device=device, requires_grad=requires_grad)
+    dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
+    if dt.is_floating_point:  # a float rounds (1e10 as float16 is inf), as PyTorch's
+        return G.tensor(s, dtype=dt, device=device, requires_grad=requires_grad)
+    # an integral type takes the value as a fill does, as PyTorch's: an integer in the type's range or its negative
+    # mirror wraps (-5 as uint8 is 251); a value outside both is an overflow error
+    return G.full((), s, dtype=dt, device=device, requires_grad=requires_grad)

@@ -128,6 +128,10 @@ ROWS: dict[str, Row] = {
     "roll": Row(values={"shifts": [1, -2], "dims": [0, 1]}),
     "repeat_interleave.self_int": Row(values={"repeats": 2, "dim": 1}),
     "repeat_interleave.self_Tensor": Row(tensors={"repeats": _ints([1, 0, 3, 2])}, values={"dim": 1}),
+    # opgen names the one-argument form's tensor `self` (aten: `repeats`)
+    "repeat_interleave.Tensor": Row(dtypes=("int32", "int64"),
+                                    tensors={"self": lambda rng, dt: np.array([1, 0, 3, 2], dtype=dt)},
+                                    torch_ref=lambda torch, r, *a: torch.repeat_interleave(r, output_size=a[0])),
     # backward helpers of views
     "select_backward": Row(shapes={"grad_output": (3,)}, values={"input_sizes": [3, 4], "dim": 1, "index": 2}),
     "slice_backward": Row(shapes={"grad_output": (3, 2)},
@@ -381,6 +385,9 @@ ROWS.update({  # issue 21: torch's legacy linalg names and numeric ops
     "put": Row(tensors={"index": _ints([0, 5, -1])}, shapes={"source": (3,)}),
     "unique_consecutive": Row(tensors={"self": lambda rng, dt: rng.integers(0, 2, SHAPE).astype(dt)},
                               torch_ref=lambda torch, x, *a: torch.unique_consecutive(x, *a)),
+    # opgen names the list `self` (so one positional argument picks the overload by its type); aten `tensors`
+    **{f"atleast_{n}d.Sequence": Row(torch_ref=lambda torch, ts, n=n: getattr(torch, f"atleast_{n}d")(ts))
+       for n in (1, 2, 3)},
 })
 
 

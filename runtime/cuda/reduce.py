@@ -148,6 +148,10 @@ def _reduce(op: str, t: Any, dims: Any, keepdim: bool, dtype: Any, correction: f
         if rows:
             _launch(op, t, dims_n, rows, cols, result, indices, correction, device)
         values = Tensor._wrap(result, out_dtype)
+        if dtype is not None and out_dtype is not t.dtype:
+            # an integer sum/prod asked for in its own dtype (sum(x, dtype=int8)): computed in int64, then cast,
+            # which wraps as PyTorch's does
+            values = C.to_dtype(values, t.dtype)
         return values, (Tensor._wrap(indices, dtypes.int64) if with_indices else None)
 
 

@@ -53,6 +53,21 @@ def atleast_3d(self: Any) -> Any:
     return self
 
 
+def atleast_1d_sequence(self: Sequence[Any]) -> tuple[Any, ...]:
+    """atleast_1d of each tensor of a list or tuple, as a tuple (PyTorch's atleast_1d.Sequence)."""
+    return tuple(atleast_1d(t) for t in self)
+
+
+def atleast_2d_sequence(self: Sequence[Any]) -> tuple[Any, ...]:
+    """atleast_2d of each tensor of a list or tuple, as a tuple."""
+    return tuple(atleast_2d(t) for t in self)
+
+
+def atleast_3d_sequence(self: Sequence[Any]) -> tuple[Any, ...]:
+    """atleast_3d of each tensor of a list or tuple, as a tuple."""
+    return tuple(atleast_3d(t) for t in self)
+
+
 def hstack(tensors: Sequence[Any]) -> Any:
     ts = [atleast_1d(t) for t in tensors]
     return _G().cat(ts, 0 if ts and ts[0].dim() == 1 else 1)

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from runtime import opcall
+from runtime import dtypes, opcall
 from runtime import strides as S
 from runtime.dispatcher import OP_TABLES, dispatch_key
 from runtime.kernels.views import NotViewable, int_list
@@ -130,7 +130,8 @@ def matmul(self: Any, other: Any) -> Any:
             raise RuntimeError(f"inconsistent tensor size, expected tensor [{self.shape[0]}] and src "
                                f"[{other.shape[0]}] to have the same number of elements, but got "
                                f"{self.shape[0]} and {other.shape[0]} elements respectively")
-        return G.sum(G.mul(self, other))
+        product = G.mul(self, other)  # an integer dot keeps its dtype, wrapping, as PyTorch's (sum would widen)
+        return G.sum(product, dtype=product.dtype if product.dtype.category == dtypes.INTEGRAL else None)
     if a == 2 and b == 1:
         return G.squeeze(G.mm(self, G.unsqueeze(other, 1)), 1)
     if a == 1 and b == 2:

@@ -303,8 +303,16 @@ def sum_to_size(self: Any, size: Any) -> Any:
 
 
 def ldexp(self: Any, other: Any) -> Any:
-    return self * _G().pow(_G().full_like(other, 2.0, dtype=dtypes.float64 if self.dtype is dtypes.float64
-                                          else dtypes.get_default_dtype()), other)
+    """self * 2**other in the operands' promoted floating dtype (integers give the default dtype), as PyTorch's:
+    float16 stays float16. A half-precision result is computed in float32 first and rounded once, so
+    ldexp(2**-10, 20) is 1024 rather than inf * 2**-10."""
+    G = _G()
+    dt = G.result_type(self, other)
+    if not dt.is_floating_point:
+        dt = dtypes.get_default_dtype()
+    acc = dtypes.float64 if dt is dtypes.float64 else dtypes.float32
+    out = self.to(acc) * G.pow(G.full_like(other, 2.0, dtype=acc), other)
+    return out if out.dtype is dt else out.to(dt)
 
 
 def fill_Scalar(self: Any, value: Any) -> Any:
@@ -402,11 +410,13 @@ def dsplit_array(self: Any, indices: Any) -> Any:
 
 
 def unsafe_chunk(self: Any, chunks: int, dim: int = 0) -> Any:
-    return [t.clone() for t in self.chunk(chunks, dim)]
+    """chunk's views, as PyTorch's (the views opgen makes are always safe to modify in place)."""
+    return self.chunk(chunks, dim)
 
 
 def unsafe_split(self: Any, split_size: int, dim: int = 0) -> Any:
-    return [t.clone() for t in self.split(split_size, dim)]
+    """split's views, as PyTorch's (the views opgen makes are always safe to modify in place)."""
+    return self.split(split_size, dim)
 
 
 def cov(self: Any, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Any:

@@ -89,6 +89,10 @@ def bincount(self: Tensor, weights: Tensor | None = None, minlength: int = 0) ->
 def histc(self: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
     if bins <= 0:
         raise RuntimeError("torch.histc(): bins must be > 0")
+    if not self._dtype.is_floating_point and self.device.type != "cuda":
+        # PyTorch's CPU histc takes floating tensors only (its CUDA one takes integers too)
+        raise NotImplementedError(f"histc(): a CPU tensor of dtype {self._dtype.name} is not supported; "
+                                  "histc takes floating-point tensors (convert with .float())")
     x = _host(self._data).astype(np.float64).reshape(-1)
     lo, hi = float(min), float(max)
     if lo == hi and x.size:

@@ -171,9 +171,15 @@ def repeat_interleave_tensor(self: Any, repeats: Any, dim: int | None = None, ou
 
 
 def repeat_interleave_repeats(repeats: Any, output_size: int | None = None) -> Any:
-    """`repeat_interleave(repeats)`: each index i repeated repeats[i] times."""
+    """`repeat_interleave(repeats)`: each index i repeated repeats[i] times, in repeats' dtype (int32 or int64)."""
     G = _G()
-    return repeat_interleave_tensor(G.arange(repeats.numel(), device=repeats.device), repeats, 0, output_size)
+    if repeats.dim() != 1:
+        raise RuntimeError(f"repeat_interleave(repeats): repeats must be a 1-D tensor, got {repeats.dim()}-D")
+    if repeats.dtype not in (dtypes.int32, dtypes.int64):
+        raise NotImplementedError(f"repeat_interleave(repeats): repeats must be an int32 or int64 tensor, "
+                                  f"got {repeats.dtype.name}")
+    index = G.arange(repeats.numel(), dtype=repeats.dtype, device=repeats.device)
+    return repeat_interleave_tensor(index, repeats, 0, output_size)
 
 
 def masked_select(self: Any, mask: Any) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime import opcall
+from runtime import dtypes, opcall
 from runtime.amp import autocast_function
 from runtime.tensor import Tensor
 
@@ -170,5 +170,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
                            f"weight {list(weight.shape)}")
     G = _G()
     mixed = G.matmul(input1, weight.permute([1, 0, 2]).reshape([in1, out * in2]))
-    y = (mixed.reshape(list(mixed.shape[:-1]) + [out, in2]) * input2.unsqueeze(-2)).sum(-1)
+    terms = mixed.reshape(list(mixed.shape[:-1]) + [out, in2]) * input2.unsqueeze(-2)
+    # an integer bilinear keeps its dtype, wrapping, as PyTorch's (sum alone would widen to int64)
+    y = terms.sum(-1, dtype=terms.dtype if terms.dtype.category == dtypes.INTEGRAL else None)
     return y if bias is None else y + bias

@@ -265,6 +265,21 @@ def test_random_is_reproducible_and_matches_the_host_twin() -> None:
     assert r.min() == -3 and r.max() == 6 and r.dtype == np.int16
 
 
+def test_integer_sum_in_its_own_dtype_wraps() -> None:
+    """sum/prod with dtype= an integer type give that dtype (computed wide, then wrapped), as on the CPU;
+    the integer contractions (einsum, 1-D matmul) rely on it."""
+    import generated as G
+
+    a = np.array([[100, 100, 100], [1, 2, -3]], dtype=np.int8)
+    t = G.tensor(a, device="cuda")
+    r = t.sum(1, dtype=G.int8)
+    assert r.dtype == G.int8 and r.cpu().tolist() == (a.astype(np.int64).sum(1)).astype(np.int8).tolist()
+    p = t.prod(1, dtype=G.int16)
+    assert p.dtype == G.int16 and p.cpu().tolist() == (a.astype(np.int64).prod(1)).astype(np.int16).tolist()
+    assert t.sum().dtype == G.int64
+    assert G.einsum("ij,ij->i", t, t).dtype == G.int8
+
+
 @pytest.mark.slow
 def test_sum_past_2_to_the_31() -> None:
     cupy = require_cupy()  # CuPy, or the emulated device's module

@@ -72,7 +72,6 @@ KNOWN: dict[str, tuple[Any, str]] = {
     **{name: (lambda s: True, "bool and 0-d inputs are not refused; uint8 sums wrap (PyTorch's do not)")
        for name in ("trapezoid.x", "trapezoid.dx", "trapz.x", "trapz.dx", "cumulative_trapezoid.x",
                     "cumulative_trapezoid.dx")},
-    "ldexp.Tensor": (lambda s: True, "integer inputs: the result dtype follows pow's rules, not PyTorch's ldexp"),
     **{name: (lambda s: True, "integer/bool inputs, 0-d and empty layouts: other dtype and refusal rules")
        for name in ("cov", "corrcoef")},
     "polygamma": (lambda s: s.dtype not in ("float16", "float32", "float64"), "at the poles (integers <= 0) "

@@ -1,0 +1,232 @@
+"""Results side by side with PyTorch (the oracle) for behaviours opgen once differed on: arange's float bounds
+with an integer dtype, integer matmul-family dtypes, float16 ldexp, atleast_nd of a sequence, scalar_tensor
+wrapping, histc of integers, unsafe_chunk/unsafe_split views."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import generated as G
+
+torch = pytest.importorskip("torch")
+
+INT_DTYPES = ["int8", "int16", "int32", "uint8", "int64"]
+
+
+def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
+    """The exception type a call raises, or its result's dtype name and values."""
+    try:
+        r = call()
+    except Exception as e:  # the type is what is compared
+        return "raises", type(e).__name__
+    return str(r.dtype).rpartition(".")[2], r.tolist()
+
+
+# -- arange: float bounds, integer dtype --------------------------------------------------------------
+ARANGE_BOUNDS = [
+    (0.5, 5.2, 0.7), (-1.5, 3.0, 0.5), (0.1, 2.9), (0.5, 7.0, 1.5), (-3.7, 4.2, 2.5), (1.9,),
+    (5.0, -2.3, -1.5), (250.5, 260.0, 2.0), (3, 10.5, 2), (0.5, 3.2, 0.7), (2.5, -1.0, 0.5), (1.0, 1.0, 0.5),
+    (-130.2, 140.9, 37.3),
+]
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("bounds", ARANGE_BOUNDS, ids=str)
+def test_arange_float_bounds_integer_dtype(bounds: tuple[float, ...], dtype: str) -> None:
+    ours = _outcome(lambda: G.arange(*bounds, dtype=getattr(G, dtype)))
+    theirs = _outcome(lambda: torch.arange(*bounds, dtype=getattr(torch, dtype)))
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_arange_float_bounds_integer_dtype_meta_length(dtype: str) -> None:
+    t = G.arange(0.5, 5.2, 0.7, dtype=getattr(G, dtype), device="meta") if dtype != "int64" else \
+        G.arange(0.5, 7.0, 1.5, dtype=G.int64, device="meta")
+    expect = torch.arange(0.5, 5.2, 0.7, dtype=getattr(torch, dtype)) if dtype != "int64" else \
+        torch.arange(0.5, 7.0, 1.5, dtype=torch.int64)
+    assert tuple(t.shape) == tuple(expect.shape)
+
+
+# -- integer matmul family keeps the operands' dtype, wrapping ----------------------------------------
+def _ints(m: Any, dtype: str, shape: tuple[int, ...], seed: int) -> Any:
+    values = [(37 * (i + seed) + 11 * seed) % 97 + 60 for i in range(int(np.prod(shape)))]
+    return m.tensor(values, dtype=getattr(m, dtype)).reshape(shape)
+
+
+PRODUCTS: dict[str, Callable[[Any, str], Any]] = {
+    "matmul": lambda m, d: m.matmul(_ints(m, d, (2, 3), 1), _ints(m, d, (3, 4), 2)),
+    "matmul_1d_1d": lambda m, d: m.matmul(_ints(m, d, (5,), 1), _ints(m, d, (5,), 2)),
+    "matmul_batched_1d": lambda m, d: m.matmul(_ints(m, d, (2, 3, 4), 1), _ints(m, d, (4,), 2)),
+    "mm": lambda m, d: m.mm(_ints(m, d, (2, 3), 1), _ints(m, d, (3, 4), 2)),
+    "bmm": lambda m, d: m.bmm(_ints(m, d, (2, 2, 3), 1), _ints(m, d, (2, 3, 2), 2)),
+    "einsum_contract": lambda m, d: m.einsum("ij,jk->ik", _ints(m, d, (2, 3), 1), _ints(m, d, (3, 4), 2)),
+    "einsum_dot_all": lambda m, d: m.einsum("ij,ij->", _ints(m, d, (2, 3), 1), _ints(m, d, (2, 3), 2)),
+    "einsum_three": lambda m, d: m.einsum("ij,ij,ij->i", *(_ints(m, d, (2, 3), s) for s in (1, 2, 3))),
+    "einsum_lone_label": lambda m, d: m.einsum("ij,k->ik", _ints(m, d, (2, 3), 1), _ints(m, d, (4,), 2)),
+    "einsum_one_operand": lambda m, d: m.einsum("ij->", _ints(m, d, (2, 3), 1)),
+    "einsum_trace": lambda m, d: m.einsum("ii", _ints(m, d, (3, 3), 1)),
+    "einsum_batched": lambda m, d: m.einsum("bij,bjk->bik", _ints(m, d, (2, 2, 3), 1), _ints(m, d, (2, 3, 2), 2)),
+    "tensordot": lambda m, d: m.tensordot(_ints(m, d, (2, 3), 1), _ints(m, d, (3, 4), 2), dims=1),
+    "tensordot_broadcast_dim": lambda m, d: m.tensordot(_ints(m, d, (2, 1), 1), _ints(m, d, (3, 4), 2),
+                                                        dims=([1], [0])),
+    "bilinear": lambda m, d: m.nn.functional.bilinear(_ints(m, d, (2, 3), 1), _ints(m, d, (2, 4), 2),
+                                                      _ints(m, d, (5, 3, 4), 3)),
+    "bilinear_bias": lambda m, d: m.nn.functional.bilinear(_ints(m, d, (2, 3), 1), _ints(m, d, (2, 4), 2),
+                                                           _ints(m, d, (5, 3, 4), 3), _ints(m, d, (5,), 4)),
+}
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("name", list(PRODUCTS))
+def test_integer_products_keep_dtype(name: str, dtype: str) -> None:
+    ours = _outcome(lambda: PRODUCTS[name](G, dtype))
+    theirs = _outcome(lambda: PRODUCTS[name](torch, dtype))
+    assert ours == theirs
+
+
+# -- ldexp: the promoted floating dtype, float16 included ------------------------------------------------
+LDEXP_CASES = [
+    ("float16", [2.0 ** -10, 1.5, -3.0], "int64", [20, 3, -24]),
+    ("float16", [60000.0], "int64", [-30]),
+    ("float16", [1.5, 2.0], "int8", [[3], [40]]),
+    ("float16", [1.5], "float16", [3.0]),
+    ("float16", [1.5], "float32", [3.0]),
+    ("float16", [1.5], "float64", [3.0]),
+    ("float32", [1.5], "float16", [3.0]),
+    ("float32", [1.5], "int8", [3]),
+    ("float64", [1.5], "int64", [3]),
+    ("uint8", [1], "int8", [3]),
+    ("int32", [1], "int32", [3]),
+]
+
+
+@pytest.mark.parametrize(("a", "av", "b", "bv"), LDEXP_CASES, ids=str)
+def test_ldexp_dtype(a: str, av: list[Any], b: str, bv: list[Any]) -> None:
+    def case(m: Any) -> Any:
+        return m.ldexp(m.tensor(av, dtype=getattr(m, a)), m.tensor(bv, dtype=getattr(m, b)))
+    assert _outcome(lambda: case(G)) == _outcome(lambda: case(torch))
+
+
+def test_ldexp_float16_in_place_and_method() -> None:
+    x = G.tensor([1.5, -0.25], dtype=G.float16)
+    assert x.ldexp(G.tensor([3, 2])).dtype == G.float16
+    x.ldexp_(G.tensor([3, 2]))
+    assert x.tolist() == [12.0, -1.0]
+
+
+# -- scalar_tensor takes an integral dtype's value as a fill does ------------------------------------------
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64", "bool", "float16", "float32"])
+@pytest.mark.parametrize("value", [-5, -1, -128, -129, -255, -256, 255, 300, 2.7, -2.7, -0.5, 256.9, True, 2 ** 40])
+def test_scalar_tensor_wraps_like_torch(value: Any, dtype: str) -> None:
+    ours = _outcome(lambda: G.scalar_tensor(value, dtype=getattr(G, dtype)))
+    theirs = _outcome(lambda: torch.scalar_tensor(value, dtype=getattr(torch, dtype)))
+    assert ours == theirs
+
+
+def test_scalar_tensor_is_zero_dim_and_tracks_grad() -> None:
+    t = G.scalar_tensor(-5, dtype=G.uint8)
+    assert t.shape == () and t.item() == 251
+    g = G.scalar_tensor(2.0, requires_grad=True)
+    assert g.requires_grad and g.dtype == G.float32
+
+
+# -- histc refuses integer and bool CPU tensors --------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "bool", "float16", "float64"])
+def test_histc_dtypes(dtype: str) -> None:
+    ours = _outcome(lambda: G.histc(G.tensor([1, 2, 3, 3]).to(getattr(G, dtype)), bins=4))
+    theirs = _outcome(lambda: torch.histc(torch.tensor([1, 2, 3, 3]).to(getattr(torch, dtype)), bins=4))
+    assert ours == theirs
+
+
+def test_histc_integer_error_names_the_dtype() -> None:
+    with pytest.raises(RuntimeError, match="int32"):  # NotImplementedError, as PyTorch's, is a RuntimeError
+        G.histc(G.tensor([1, 2, 3], dtype=G.int32))
+
+
+# -- unsafe_chunk / unsafe_split give views --------------------------------------------------------------
+UNSAFE: dict[str, Callable[[Any, Any], Any]] = {
+    "unsafe_chunk": lambda m, x: m.unsafe_chunk(x, 3, 1),
+    "unsafe_split": lambda m, x: m.unsafe_split(x, 2, 1),
+    "method_unsafe_chunk": lambda m, x: x.unsafe_chunk(2),
+    "method_unsafe_split": lambda m, x: x.unsafe_split(1),
+    "unsafe_split_with_sizes": lambda m, x: m.unsafe_split_with_sizes(x, [1, 4], 1),
+}
+
+
+@pytest.mark.parametrize("name", list(UNSAFE))
+def test_unsafe_splits_are_views(name: str) -> None:
+    def case(m: Any) -> tuple[list[Any], list[Any]]:
+        x = m.arange(10.0).reshape(2, 5)
+        parts = UNSAFE[name](m, x)
+        values = [p.tolist() for p in parts]
+        for i, p in enumerate(parts):
+            p.fill_(-1.0 - i)  # writes through to x when p is a view
+        return values, x.tolist()
+    assert case(G) == case(torch)
+
+
+def test_unsafe_split_backward() -> None:
+    def case(m: Any) -> Any:
+        x = m.arange(6.0).reshape(2, 3).requires_grad_()
+        a, b = m.unsafe_split(x, 2, 1)
+        (a.sum() * 2 + b.sum() * 3).backward()
+        return x.grad.tolist()
+    assert case(G) == case(torch)
+
+
+# -- atleast_nd of a list or tuple of tensors ------------------------------------------------------------
+@pytest.mark.parametrize("name", ["atleast_1d", "atleast_2d", "atleast_3d"])
+@pytest.mark.parametrize("wrap", [list, tuple])
+def test_atleast_nd_of_a_sequence(name: str, wrap: Any) -> None:
+    def case(m: Any) -> tuple[str, list[tuple[int, ...]], list[Any]]:
+        ts = wrap([m.tensor(1.0), m.tensor([1.0, 2.0]), m.ones(2, 3), m.zeros(1, 2, 3, 1)])
+        r = getattr(m, name)(ts)
+        return type(r).__name__, [tuple(t.shape) for t in r], [t.tolist() for t in r]
+    assert case(G) == case(torch)
+
+
+@pytest.mark.parametrize("name", ["atleast_1d", "atleast_2d", "atleast_3d"])
+def test_atleast_nd_of_one_tensor_and_keyword(name: str) -> None:
+    for shape in [(), (3,), (2, 3), (1, 2, 3)]:
+        ours, theirs = getattr(G, name)(G.zeros(shape)), getattr(torch, name)(torch.zeros(shape))
+        assert tuple(ours.shape) == tuple(theirs.shape)
+    assert tuple(getattr(G, name)(input=G.zeros(())).shape) == tuple(getattr(torch, name)(torch.zeros(())).shape)
+
+
+def test_atleast_nd_sequence_backward_and_refusal() -> None:
+    x = G.tensor(2.0, requires_grad=True)
+    (y,) = G.atleast_2d([x])
+    (y * 3).sum().backward()
+    assert x.grad.item() == 3.0
+    with pytest.raises(NotImplementedError, match="atleast_1d"):  # no tensor to dispatch on: a DispatchError
+        G.atleast_1d([1, 2])
+
+
+# -- repeat_interleave: the one-argument form beside the positional ones ---------------------------------
+REPEATS: dict[str, Callable[[Any], Any]] = {
+    "counts": lambda m: m.repeat_interleave(m.tensor([1, 2, 0, 3])),
+    "counts_int32": lambda m: m.repeat_interleave(m.tensor([2, 1], dtype=m.int32)),
+    "counts_empty": lambda m: m.repeat_interleave(m.tensor([], dtype=m.int64)),
+    "counts_output_size": lambda m: m.repeat_interleave(m.tensor([1, 2, 0, 3]), output_size=6),
+    "counts_wrong_output_size": lambda m: m.repeat_interleave(m.tensor([1, 2, 3]), output_size=5),
+    "counts_0d": lambda m: m.repeat_interleave(m.tensor(3)),
+    "counts_2d": lambda m: m.repeat_interleave(m.tensor([[1, 2]])),
+    "counts_float": lambda m: m.repeat_interleave(m.tensor([1.0, 2.0])),
+    "counts_negative": lambda m: m.repeat_interleave(m.tensor([-1, 2])),
+    "int_positional": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), 2),
+    "int_positional_dim": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), 2, 0),
+    "int_keyword_dim": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), 3, dim=1),
+    "int_keyword_repeats": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), repeats=2),
+    "tensor_positional_dim": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), m.tensor([1, 2]), 0),
+    "method_int": lambda m: m.tensor([[1, 2], [3, 4]]).repeat_interleave(2),
+    "method_tensor": lambda m: m.tensor([[1, 2], [3, 4]]).repeat_interleave(m.tensor([0, 3]), dim=1),
+}
+
+
+@pytest.mark.parametrize("name", list(REPEATS))
+def test_repeat_interleave_forms(name: str) -> None:
+    assert _outcome(lambda: REPEATS[name](G)) == _outcome(lambda: REPEATS[name](torch))
