@@ -8,7 +8,7 @@ out-of-range dim or index, and each message names the shapes or dims involved.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 Shape = tuple[int, ...]
 Strides = tuple[int, ...]
@@ -389,9 +389,6 @@ def dense_strides_like(shape: Sequence[int], strides: Sequence[int]) -> Strides:
     """The strides of a dense copy of a tensor that keep its dims' order in memory (PyTorch's preserve_format):
     its own strides when dense, else dims ordered from the smallest stride up, a stride-0 (broadcast) dim
     leaving the order as it stands (row-major among such dims), equal strides broken by the larger size."""
-    n = len(shape)
-    perm = list(range(n - 1, -1, -1))  # perm[0]: the fastest-moving dim
-
     def should_swap(d0: int, d1: int) -> int:
         s0, s1 = strides[d0], strides[d1]
         if s0 == 0 or s1 == 0:
@@ -400,7 +397,16 @@ def dense_strides_like(shape: Sequence[int], strides: Sequence[int]) -> Strides:
             return 1 if s0 > s1 else -1
         return 1 if shape[d0] > shape[d1] else 0
 
-    for i in range(1, n):  # an insertion sort that stops at the first pair in order, as TensorIterator's
+    return dense_in_order(shape, should_swap)
+
+
+def dense_in_order(shape: Sequence[int], should_swap: Callable[[int, int], int]) -> Strides:
+    """Dense strides whose dims are ordered, fastest first, by an insertion sort (from row-major) that
+    swaps two dims where `should_swap(slower, faster)` > 0 and stops at the first pair it says < 0, as
+    TensorIterator's does; 0 leaves the pair and goes on."""
+    n = len(shape)
+    perm = list(range(n - 1, -1, -1))  # perm[0]: the fastest-moving dim
+    for i in range(1, n):
         d1 = i
         for d0 in range(i - 1, -1, -1):
             c = should_swap(perm[d0], perm[d1])

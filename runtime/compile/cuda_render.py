@@ -48,7 +48,7 @@ from typing import Any
 
 from runtime.compile.fusion import FusedGroup, contiguous, strides_on
 from runtime.compile.graph import Value
-from runtime.compile.kernel_terms import COMPUTE_CTYPE, CTYPE, Term
+from runtime.compile.kernel_terms import COMPUTE_CTYPE, CTYPE, Term, element_reads
 
 STORAGE = {**CTYPE, "float16": "opgen::half", "bfloat16": "opgen::bfloat16"}  # the C type that stores a dtype
 INDEX_TYPES = {32: "unsigned int", 64: "unsigned long long"}
@@ -226,15 +226,7 @@ class _Renderer:
         """Lines computing the element values `need` at the offsets `at(operand)`: the inputs loaded, the
         terms in order (every term's value a local of its storage type)."""
         produced, space = self.produced, self.space
-        loads = {vid for vid in need if vid not in produced}
-        need = {vid for vid in need if vid in produced}
-        for t in reversed(self.g.terms):
-            if t.out.id in need and space[t.out.id] == "elem" and t.kind != "window":
-                for a in t.args:
-                    if a.id not in produced:
-                        loads.add(a.id)
-                    elif space[a.id] == "elem":
-                        need.add(a.id)
+        loads, need = element_reads(self.g.terms, need, produced, space)
         for vid in sorted(loads, key=lambda i: [v.id for v in self.inputs].index(i)):
             v = next(w for w in self.inputs if w.id == vid)
             op = self.access[(vid, tuple(self.g.shape))]

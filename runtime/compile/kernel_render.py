@@ -24,7 +24,7 @@ import math
 
 from runtime.compile.fusion import FusedGroup, contiguous, strides_on
 from runtime.compile.graph import Value
-from runtime.compile.kernel_terms import CTYPE, Term
+from runtime.compile.kernel_terms import CTYPE, Term, element_reads
 
 _INF = 1 << 30
 
@@ -235,15 +235,7 @@ def render(g: FusedGroup, entry: str, used_later: set[int]) -> None:
     def elements(need: set[int], local: dict[int, str], ii: str) -> None:
         """Lines computing the element values `need` (ids of the group's values or inputs) at inner index j,
         with what they read: the inputs loaded, the terms in order."""
-        loads: set[int] = {vid for vid in need if vid not in produced}
-        need = {vid for vid in need if vid in produced}
-        for t in reversed(g.terms):
-            if t.out.id in need and space[t.out.id] == "elem" and t.kind != "window":
-                for a in t.args:
-                    if a.id not in produced:
-                        loads.add(a.id)
-                    elif space[a.id] == "elem":
-                        need.add(a.id)
+        loads, need = element_reads(g.terms, need, produced, space)
         for vid in sorted(loads, key=lambda i: [v.id for v in inputs].index(i)):
             name = ext_elem[vid]
             v = next(w for w in inputs if w.id == vid)

@@ -401,3 +401,19 @@ def lower(node: Node, specs: dict[str, Any], device: str = "cpu") -> list[Term] 
         return _pointwise(node, spec)
     make = COMPOUND.get(node.name)
     return make(node) if make is not None else None
+
+
+def element_reads(terms: list[Term], need: set[int], produced: set[int],
+                  space: dict[int, str]) -> tuple[set[int], set[int]]:
+    """What computing the values `need` element by element reads, for both renderers: (the group's inputs to
+    load, the element values of its terms to compute), following the terms backwards from `need`."""
+    loads = {vid for vid in need if vid not in produced}
+    need = {vid for vid in need if vid in produced}
+    for t in reversed(terms):
+        if t.out.id in need and space[t.out.id] == "elem" and t.kind != "window":
+            for a in t.args:
+                if a.id not in produced:
+                    loads.add(a.id)
+                elif space[a.id] == "elem":
+                    need.add(a.id)
+    return loads, need

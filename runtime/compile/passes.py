@@ -57,7 +57,7 @@ def common_subexpressions(graph: Graph) -> int:
     kept: list[Node] = []
     merged = 0
     for node in graph.nodes:
-        node.args = _substitute(node.args, rename)
+        node.args = substitute(node.args, rename)
         if is_random(node) or mutates(node):
             kept.append(node)
             continue
@@ -71,17 +71,17 @@ def common_subexpressions(graph: Graph) -> int:
             rename[mine.id] = theirs
         merged += 1
     graph.nodes = kept
-    graph.output = _substitute(graph.output, rename)
+    graph.output = substitute(graph.output, rename)
     return merged
 
 
-def _substitute(x: Any, rename: dict[int, Value]) -> Any:
+def substitute(x: Any, rename: dict[int, Value]) -> Any:
     if isinstance(x, Value):
         return rename.get(x.id, x)
     if isinstance(x, list | tuple):
-        return type(x)(_substitute(a, rename) for a in x)
+        return type(x)(substitute(a, rename) for a in x)
     if isinstance(x, dict):
-        return {k: _substitute(v, rename) for k, v in x.items()}
+        return {k: substitute(v, rename) for k, v in x.items()}
     return x
 
 
@@ -178,7 +178,7 @@ def simplify_views(graph: Graph) -> int:
     kept: list[Node] = []
     changed = 0
     for node in graph.nodes:
-        node.args = _substitute(node.args, rename)
+        node.args = substitute(node.args, rename)
         src = node.args[0] if node.args else None
         if node.name not in _SAME_OFFSET or len(node.outputs) != 1 or not isinstance(src, Value) or \
                 node.name in _RESHAPES and not _contiguous(src):  # (a reshape of the rest may copy)
@@ -204,5 +204,5 @@ def simplify_views(graph: Graph) -> int:
             flat[out.id] = first if first is not None else src
         kept.append(node)
     graph.nodes = kept
-    graph.output = _substitute(graph.output, rename)
+    graph.output = substitute(graph.output, rename)
     return changed

@@ -36,7 +36,7 @@ import numpy as np
 
 from runtime.compile.graph import Graph, Node, Value
 from runtime.compile.kernel_terms import lower as kernel_terms
-from runtime.compile.passes import common_subexpressions, is_random, mutates
+from runtime.compile.passes import common_subexpressions, is_random, mutates, substitute
 
 MAX_RECOMPUTED = 48
 
@@ -148,7 +148,7 @@ def recompute(forward_nodes: list[Node], backward_nodes: list[Node], saved: dict
     for node in forward_nodes:
         if id(node) not in need:
             continue
-        copy = Node(node.op, _renamed(node.args, rename), (), node.result_kind)
+        copy = Node(node.op, substitute(node.args, rename), (), node.result_kind)
         outs = []
         for v in node.outputs:
             w = graph.new_value(v.shape, v.strides, v.dtype, v.device, producer=copy)
@@ -157,8 +157,8 @@ def recompute(forward_nodes: list[Node], backward_nodes: list[Node], saved: dict
         copy.outputs = tuple(outs)
         copies.append(copy)
     for node in backward_nodes:
-        node.args = _renamed(node.args, rename)
-    return copies + backward_nodes, best, _renamed(grads, rename)
+        node.args = substitute(node.args, rename)
+    return copies + backward_nodes, best, substitute(grads, rename)
 
 
 def merge_repeated(forward_nodes: list[Node], backward_nodes: list[Node], output: Any,
@@ -173,11 +173,3 @@ def merge_repeated(forward_nodes: list[Node], backward_nodes: list[Node], output
             list(grads))
 
 
-def _renamed(x: Any, rename: dict[int, Value]) -> Any:
-    if isinstance(x, Value):
-        return rename.get(x.id, x)
-    if isinstance(x, list | tuple):
-        return type(x)(_renamed(a, rename) for a in x)
-    if isinstance(x, dict):
-        return {k: _renamed(a, rename) for k, a in x.items()}
-    return x

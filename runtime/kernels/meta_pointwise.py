@@ -68,22 +68,7 @@ def output_strides(shape: tuple[int, ...], tensors: Sequence[Tensor]) -> tuple[i
                 return 1
         return 0
 
-    perm = list(range(n - 1, -1, -1))  # fastest first
-    for i in range(1, n):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    strides = [0] * n
-    step = 1
-    for d in perm:
-        strides[d] = step
-        step *= max(shape[d], 1)
-    return tuple(strides)
+    return S.dense_in_order(shape, should_swap)
 
 
 def _ordered(tensors: Sequence[Tensor]) -> list[Tensor]:
