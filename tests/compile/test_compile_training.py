@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import generated as G
@@ -150,6 +150,8 @@ UNARY = ["exp", "tanh", "sigmoid", "relu", "neg", "sin", "square", "abs"]
 
 
 @settings(max_examples=10, deadline=None)
+@example(ops=[("exp", 1.0), ("exp", 2.0), ("exp", 1.0)], rows=2, cols=3, broadcast=False, transposed=True,
+         dtype=G.float32)  # overflows to inf in float32
 @given(ops=st.lists(st.tuples(st.sampled_from(UNARY + ["add", "mul", "sub", "scale", "div"]), st.floats(0.5, 2)),
                     min_size=1, max_size=7),
        rows=st.integers(1, 4), cols=st.integers(1, 6), broadcast=st.booleans(), transposed=st.booleans(),
@@ -177,7 +179,8 @@ def test_random_pointwise_graphs_have_eager_gradients(ops: list[tuple[str, float
     x.requires_grad_(True)
     b = G.randn(cols if broadcast else rows * cols, dtype=dtype)
     b = (b if broadcast else b.reshape(rows, cols)).requires_grad_(True)
-    agree(f, (x, b), [], tol=1e-4 if dtype == G.float32 else 1e-9)
+    with np.errstate(all="ignore"):  # a chain of exps may overflow to inf (PyTorch's silent result) on both sides
+        agree(f, (x, b), [], tol=1e-4 if dtype == G.float32 else 1e-9)
 
 
 def test_outputs_that_do_not_require_grad_compile_without_a_backward() -> None:
