@@ -88,35 +88,30 @@ def test_ordinary_programs_run_every_operator_on_meta() -> None:
     assert meta_shapes.misses == []
 
 
+def train_step(m: G.nn.Module, opt: G.optim.Optimizer, scale: float = 1.0, clip: float | None = None):  # type: ignore[no-untyped-def]
+    def step(x: G.Tensor, y: G.Tensor) -> G.Tensor:
+        opt.zero_grad()
+        loss = F.cross_entropy(m(x), y) * scale
+        loss.backward()
+        if clip is not None:
+            G.nn.utils.clip_grad_norm_(m.parameters(), clip)
+        opt.step()
+        return loss
+    return step
+
+
 def test_a_bias_before_batch_norm_with_adam_compiles() -> None:
     """The bias's gradient is rounding noise, which Adam turns into a step of lr (Note [Checking a compiled
     step]): the step still compiles, and the other parameters follow eager's."""
-    def make() -> tuple[G.nn.Module, G.optim.Optimizer]:
-        G.manual_seed(1)
+    def make():  # type: ignore[no-untyped-def]
         m = G.nn.Sequential(G.nn.Conv2d(1, 4, 3, padding=1), G.nn.BatchNorm2d(4), G.nn.ReLU(), G.nn.Flatten(),
                             G.nn.Linear(4 * 6 * 6, 3))
-        return m, G.optim.Adam(m.parameters(), lr=1e-3)
+        return m, train_step(m, G.optim.Adam(m.parameters(), lr=1e-3))
 
-    def stepper(m, opt):  # type: ignore[no-untyped-def]
-        def step(x: G.Tensor, y: G.Tensor) -> G.Tensor:
-            opt.zero_grad()
-            loss = F.cross_entropy(m(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-        return step
-
-    (me, oe), (mc, oc) = make(), make()
-    eager, compiled = stepper(me, oe), G.compile(stepper(mc, oc))
-    x, y = G.randn(5, 1, 6, 6), G.tensor([0, 2, 1, 1, 0])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        for _ in range(3):
-            np.testing.assert_allclose(compiled(x, y).item(), eager(x, y).item(), rtol=1e-3)
-    assert sum(len(getattr(h, "variants", ())) for h in compiled.cache.values()) >= 1
-    for (name, pc), pe in zip(mc.named_parameters(), me.parameters(), strict=True):
-        tol = 1e-2 if name == "0.bias" else 1e-4
-        np.testing.assert_allclose(pc.detach().numpy(), pe.detach().numpy(), atol=tol, err_msg=name)
+    (le, pe), (lc, pc) = _steps(make, (G.randn(5, 1, 6, 6), G.tensor([0, 2, 1, 1, 0])))
+    np.testing.assert_allclose(lc, le, rtol=1e-3)
+    for k in pe:
+        np.testing.assert_allclose(pc[k], pe[k], atol=1e-2 if k == "0.bias" else 1e-4, err_msg=k)
 
 
 def _steps(make, inputs, n: int = 3):  # type: ignore[no-untyped-def]
@@ -147,15 +142,7 @@ def test_attention_with_adamw_compiles() -> None:
 
     def make():  # type: ignore[no-untyped-def]
         m = Encoder()
-        opt = G.optim.AdamW(m.parameters(), lr=1e-3)
-
-        def step(x: G.Tensor, y: G.Tensor) -> G.Tensor:
-            opt.zero_grad()
-            loss = F.cross_entropy(m(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-        return m, step
+        return m, train_step(m, G.optim.AdamW(m.parameters(), lr=1e-3))
 
     (le, pe), (lc, pc) = _steps(make, (G.randint(0, 50, (4, 9)), G.tensor([0, 2, 1, 1])))
     np.testing.assert_allclose(lc, le, rtol=1e-4)
@@ -167,16 +154,7 @@ def test_attention_with_adamw_compiles() -> None:
 def test_gradient_clipping_inside_a_compiled_step() -> None:
     def make():  # type: ignore[no-untyped-def]
         m = G.nn.Sequential(G.nn.Linear(10, 20), G.nn.Tanh(), G.nn.Linear(20, 3))
-        opt = G.optim.SGD(m.parameters(), lr=0.5)
-
-        def step(x: G.Tensor, y: G.Tensor) -> G.Tensor:
-            opt.zero_grad()
-            loss = F.cross_entropy(m(x), y) * 10
-            loss.backward()
-            G.nn.utils.clip_grad_norm_(m.parameters(), 0.5)
-            opt.step()
-            return loss
-        return m, step
+        return m, train_step(m, G.optim.SGD(m.parameters(), lr=0.5), scale=10, clip=0.5)
 
     (le, pe), (lc, pc) = _steps(make, (G.randn(16, 10), G.randint(0, 3, (16,))))
     np.testing.assert_allclose(lc, le, rtol=1e-4)
