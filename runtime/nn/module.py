@@ -65,12 +65,15 @@ class Module(StateDictMixin):
         raise NotImplementedError(f'Module [{name}] is missing the required "forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        compiled = self.__dict__.get("_compiled_call_impl")
-        if compiled is not None:  # `module.compile()`
-            return compiled(*args, **kwargs)
-        return self._call_impl(*args, **kwargs)
+        d = self.__dict__
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or d.get("_backward_pre_hooks") \
+                or "_compiled_call_impl" in d:  # (one test on the common path; `module.compile()` sets the last)
+            compiled = d.get("_compiled_call_impl")
+            return compiled(*args, **kwargs) if compiled is not None else call_with_hooks(self, args, kwargs)
+        return self.forward(*args, **kwargs)
 
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        """The call without `module.compile()`'s function: hooks around forward."""
         if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self.__dict__.get(
                 "_backward_pre_hooks"):
             return call_with_hooks(self, args, kwargs)
