@@ -93,9 +93,7 @@ from runtime.device import get_default_device, set_default_device  # noqa: E402
 # -- PyTorch compatibility: numeric limits, printing, Size, the wrappers of runtime/functional.py ---------
 from runtime.dtypes import finfo, iinfo  # noqa: E402
 from runtime.factories import (  # noqa: E402
-    arange,
     eye,
-    linspace,
     rand,
     rand_like,
     randint,
@@ -118,6 +116,7 @@ from runtime.functional import (  # noqa: E402
     triu_indices,
 )
 from runtime.interop import as_tensor, from_dlpack  # noqa: E402
+from runtime.ranges import arange, linspace  # noqa: E402
 from runtime.torch_functions import (  # noqa: E402
     gradient,
     histogramdd,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes, factories, opcall, return_types
+from runtime import dtypes, opcall, ranges, return_types
 from runtime import strides as S
 from runtime.device import as_device
 from runtime.kernels.numeric_ops import histogram_counts, outer_edges
@@ -49,8 +49,8 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, out: Any =
     if out is not None:
         return opcall.store_out("logspace", logspace(start, end, steps, base, dtype=dtype or out.dtype,
                                                      device=device or out.device), out)
-    start, end, device = factories.spaced_bounds("logspace", start, end, device)
-    steps = factories.steps_of("logspace", steps)
+    start, end, device = ranges.spaced_bounds("logspace", start, end, device)
+    steps = ranges.steps_of("logspace", steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = dtype if dtype is not None else G.get_default_dtype()
