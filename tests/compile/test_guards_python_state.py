@@ -79,7 +79,7 @@ def test_functions_called_by_the_function_are_followed_one_level() -> None:
     np.testing.assert_allclose(f(x).numpy(), (x * 3 + 1).numpy(), rtol=1e-6)
 
 
-def test_the_state_is_cheap_and_plain() -> None:
+def test_the_state_holds_every_submodule_training_flag() -> None:
     m = model()
     state = python_state(G.compile(m)._compiled_forward.fn, (), {})
     assert state == ((True, True, True, True),)
