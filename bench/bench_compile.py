@@ -190,6 +190,14 @@ def block_matmuls(torch, batch: int, seq: int, d: int):  # type: ignore[no-untyp
     return run
 
 
+def block_matmul_flops(batch: int, seq: int, d: int) -> int:
+    """The floating-point operations of block_matmuls: 2*m*k*n per product, three products per linear and per
+    batched product of the attention."""
+    rows = batch * seq
+    linears = sum(3 * 2 * rows * k * n for k, n in ((d, 3 * d), (d, d), (d, 4 * d), (4 * d, d)))
+    return linears + 6 * 2 * batch * seq * seq * d
+
+
 def transformer_rows(G, rounds: int) -> dict[str, float]:  # type: ignore[no-untyped-def]
     batch, seq, d = 8, 128, 256
     rng = np.random.default_rng(2)
@@ -369,6 +377,11 @@ def training_main() -> None:
         print(f"  compiled / PyTorch eager   {rows['opgen G.compile'] / rows['PyTorch eager']:.2f}  (goal <= 0.6)")
         print(f"  matmul floor / PyTorch eager {rows['PyTorch, matmuls only'] / rows['PyTorch eager']:.2f}  (the "
               "block's GEMMs alone at PyTorch's speed: no ratio below this is reachable without faster GEMMs)")
+        flops = block_matmul_flops(8, 128, 256)
+        print(f"  the GEMMs are {flops / 1e9:.2f} GFLOP, run by PyTorch at "
+              f"{flops / rows['PyTorch, matmuls only'] / 1e9:.0f} GFLOP/s; at the goal the whole block would run "
+              f"at {flops / (0.6 * rows['PyTorch eager']) / 1e9:.0f} GFLOP/s of GEMMs alone (one core's FMA peak "
+              "is 2 x 8 x 2 FLOP per cycle with AVX2)")
     print(f"  compiled / opgen eager     {rows['opgen G.compile'] / rows['opgen eager']:.2f}")
     rows, first = mlp_rows(G, 200)
     print("MLP 32-64-10 training step, batch 32, SGD momentum, one thread (median of 200, rows timed in turns):")
