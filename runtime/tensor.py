@@ -296,6 +296,17 @@ class Tensor:
     def data(self) -> Tensor:
         return self.detach()
 
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        """`t.data = u`: `t` takes `u`'s memory, shape, dtype and device and keeps its identity, its autograd
+        flags and its `.grad` (as PyTorch's; a way to swap a parameter's values unseen by autograd)."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Tensor.data can only be set to a Tensor, not {type(value).__name__}")
+        self._data, self._storage, self._base = value._data, value.storage, None
+        self._dtype = value._dtype
+        self._device = value._device
+        self._keys = (self._keys & ~_BACKEND_BITS) | (value._keys & _BACKEND_BITS)
+
     def detach(self) -> Tensor:
         """A new tensor sharing this one's data and storage, outside the autograd graph."""
         t = Tensor._wrap(self._data, self._dtype)

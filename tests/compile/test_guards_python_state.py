@@ -81,10 +81,13 @@ def test_functions_called_by_the_function_are_followed_one_level() -> None:
 
 def test_the_state_holds_every_submodule_training_flag() -> None:
     m = model()
-    state = python_state(G.compile(m)._compiled_forward.fn, (), {})
-    assert state == ((True, True, True, True),)
-    m.eval()
-    assert python_state(m, (), {}) == ((False, False, False, False),)
+    fn = G.compile(m)._compiled_forward.fn
+    train = python_state(fn, (), {})
+    assert python_state(fn, (), {}) == train
+    m[2].eval()  # one submodule's flag
+    assert python_state(fn, (), {}) != train
+    m.train()
+    assert python_state(fn, (), {}) == train
 
 
 def test_new_signatures_past_the_cache_limit_run_eagerly(monkeypatch: pytest.MonkeyPatch) -> None:
