@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import types
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -108,31 +109,45 @@ def _attributes(d: dict[str, Any]) -> tuple[Any, ...]:
 
 def _module_state(root: Any) -> tuple[Any, ...]:
     """Of the module and every submodule, depth first (a plain walk: `modules()` costs ten times more): its
-    scalar attributes, its parameters' and buffers' identities, and the scalars of plain objects it holds."""
+    scalar attributes, its parameters and buffers as held tensors, and the scalars of plain objects it holds.
+    Runs at every call: the common types are told apart by a dict lookup."""
     out: list[Any] = []
+    append = out.append
     stack = [root]
     while stack:
         m = stack.pop()
         d = m.__dict__
         for v in d.values():
-            if isinstance(v, _SCALARS):
-                out.append(v)
-            elif isinstance(v, tuple | list):
-                if v and len(v) <= _SHORT and all(isinstance(a, _SCALARS) for a in v):  # not empty hook lists
-                    out.append(tuple(v))
-            elif _plain(type(v)) and isinstance(getattr(v, "__dict__", None), dict):
-                out.append(_attributes(v.__dict__))
-        out.extend(map(_identity, d["_parameters"].values()))
-        out.extend(map(_identity, d["_buffers"].values()))
+            kind = _KINDS.get(type(v))
+            if kind is _SCALAR:
+                append(v)
+            elif kind is _SEQUENCE:  # scalars of exactly these types, read in C; not empty hook lists
+                if v and len(v) <= _SHORT and _SCALAR_TYPES.issuperset(map(type, v)):
+                    append(tuple(v))
+            elif kind is None:
+                if isinstance(v, _SCALARS):
+                    append(v)
+                elif _plain(type(v)) and isinstance(getattr(v, "__dict__", None), dict):
+                    append(_attributes(v.__dict__))
+        for t in d["_parameters"].values():
+            append(None if t is None else (id(t), t._data.shape, t._dtype))
+        for t in d["_buffers"].values():
+            append(None if t is None else (id(t), t._data.shape, t._dtype))
         stack.extend(c for c in reversed(d["_modules"].values()) if c is not None)
     return tuple(out)
+
+
+_SCALAR, _SEQUENCE, _SKIP = "scalar", "sequence", "skip"
+_SCALAR_TYPES = frozenset(_SCALARS)
+_KINDS: dict[type, str] = {**dict.fromkeys(_SCALARS, _SCALAR), tuple: _SEQUENCE, list: _SEQUENCE,
+                           dict: _SKIP, OrderedDict: _SKIP}
 
 
 @functools.cache
 def _plain(cls: type) -> bool:
     """Instances of `cls` may be plain data: not a function, module, class or tensor, and no class of its MRO
     is opgen's own (a user's subclass of an optimizer is not plain data)."""
-    if issubclass(cls, types.FunctionType | types.MethodType | types.ModuleType | type | Tensor):
+    if issubclass(cls, types.FunctionType | types.MethodType | types.ModuleType | type | Tensor | dict):
         return False
     return not any(c.__module__.split(".")[0] in _OWN for c in cls.__mro__)
 
