@@ -31,37 +31,69 @@ from runtime.tensor import Tensor
 
 
 def group_runner(group: FusedGroup, call: Any, threads: Callable[[], int] | None,
-                 slots: list[int | None] | None = None) -> Any:
+                 slots: list[int | None] | None = None, input_slots: list[int | None] | None = None) -> Any:
     """A function of the program's arena and a CPU group's input arrays returning its output arrays (Note
     [Fused pointwise kernels]: the kernel returns nonzero for an index out of range and takes the thread
     count last; `threads` gives it where the group is split over threads (Note [Threads of fused kernels]),
     else it runs on one). An output with a slot (Note [Buffers a program keeps]) is written into the
-    arena's array at that slot, made on the first run; the others into new arrays."""
+    arena's array at that slot, made on the first run; the others into new arrays. An arena entry is the
+    array and its address, so a kept buffer's address is taken once: for an output, and for an input with
+    a slot (`input_slots`) that is that very array (a group that ran its operators instead made a new one)."""
     layouts = [(v.shape, tuple(s * np.dtype(v.dtype.np).itemsize for s in v.strides), np.dtype(v.dtype.np))
                for v in group.inputs]
     outs = [(v.shape, np.dtype(v.dtype.np)) for v in group.outputs]
     kept = slots if slots is not None and any(k is not None for k in slots) else None
+    ins = input_slots if input_slots is not None and any(k is not None for k in input_slots) else None
+    # an input read from its arena buffer has the layout that buffer was made with (contiguous): where
+    # that is the layout this kernel was written for, it needs no check
+    trusted = [k is not None and layouts[i][1] == np.empty(layouts[i][0], dtype=layouts[i][2]).strides
+               for i, k in enumerate(ins)] if ins is not None else []
     empty = np.empty
 
     def run(arena: list[Any], *arrays: np.ndarray) -> list[np.ndarray]:
-        for a, (shape, strides, dt) in zip(arrays, layouts, strict=True):
-            if a.shape != shape or a.dtype != dt or a.strides != strides:
-                if not _same_layout(group, arrays):  # another layout than at capture: the operators
-                    return _eager_group(group, arrays)
-                break
+        if ins is None:
+            for a, (shape, strides, dt) in zip(arrays, layouts, strict=True):
+                if a.shape != shape or a.dtype != dt or a.strides != strides:
+                    if not _same_layout(group, arrays):  # another layout than at capture: the operators
+                        return _eager_group(group, arrays)
+                    break
+            addresses = [address(a) for a in arrays]
+        else:
+            addresses = []
+            checked = False
+            for a, (shape, strides, dt), k, trust in zip(arrays, layouts, ins, trusted, strict=True):
+                if k is not None:
+                    entry = arena[k]
+                    if entry is not None and entry[0] is a:
+                        addresses.append(entry[1])
+                        if trust:
+                            continue
+                    else:
+                        addresses.append(address(a))
+                else:
+                    addresses.append(address(a))
+                if not checked and (a.shape != shape or a.dtype != dt or a.strides != strides):
+                    if not _same_layout(group, arrays):  # another layout than at capture: the operators
+                        return _eager_group(group, arrays)
+                    checked = True
         if kept is None:
             results = [empty(shape, dtype=dt) for shape, dt in outs]
+            addresses += [address(o) for o in results]
         else:
             results = []
             for (shape, dt), k in zip(outs, kept, strict=True):
                 if k is None:
-                    results.append(empty(shape, dtype=dt))
-                else:
-                    buf = arena[k]
-                    if buf is None:
-                        buf = arena[k] = empty(shape, dtype=dt)
+                    buf = empty(shape, dtype=dt)
                     results.append(buf)
-        if call(*[address(a) for a in arrays], *[address(o) for o in results], threads() if threads else 1):
+                    addresses.append(address(buf))
+                else:
+                    entry = arena[k]
+                    if entry is None:
+                        buf = empty(shape, dtype=dt)
+                        entry = arena[k] = (buf, address(buf))
+                    results.append(entry[0])
+                    addresses.append(entry[1])
+        if call(*addresses, threads() if threads else 1):
             return _eager_group(group, arrays)  # an index out of range: the operators raise their error
         return results
     return run
