@@ -63,9 +63,14 @@ class StepPrograms:
 
     def __init__(self) -> None:
         self.variants: list[StepProgram] = []
+        self.last = 0  # the variant the last call ran: a steady loop's state, tried first
 
     def pick(self) -> StepProgram | None:
-        for p in self.variants:
-            if p.guards_hold():
+        variants = self.variants
+        if self.last < len(variants) and variants[self.last].guards_hold():
+            return variants[self.last]
+        for k, p in enumerate(variants):
+            if k != self.last and p.guards_hold():
+                self.last = k
                 return p
         return None

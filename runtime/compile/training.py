@@ -28,7 +28,10 @@ per call on the MLP 32-64-10 loss, a sixth of its training step). What a Functio
 here is done inline: grad mode is off while the forward program runs; an output that is an input itself is
 returned as a detached alias (the input keeps its own history); only the outputs in `diff_outputs` get the
 node as grad_fn (the others are new tensors that do not require grad); a missing output gradient becomes
-zeros of that output's shape in `apply`; anomaly mode records the forward's trace. No node is made when
+zeros of that output's shape in `apply`; anomaly mode records the forward's trace. The backward program's
+gradients are new arrays except where it returns an array it read (a saved value, an incoming gradient, a
+constant); `apply` says which by `fresh_gradients` at each run, so that the engine stores a leaf's first
+gradient without a copy only where nothing else holds it (as for the generated nodes). No node is made when
 grad mode is off or no input or free value requires grad (the outputs then carry no history).
 """
 
@@ -79,6 +82,9 @@ class TrainingProgram:
         self.input_targets = [(k, position[v.id]) for k, v in enumerate(joint.targets) if v.id in position]
         self.free_targets = [v.external for v in joint.targets if v.id not in position]
         self.fused = self.forward.fused + self.backward.fused
+        graph = self.backward.graph  # (as optimised: folded constants are externals too)
+        self.backward_externals = [v.external for v in [*graph.externals(), *graph.output_values()]
+                                   if v.external is not None]
 
     def guards_hold(self) -> bool:
         """The free values that required grad at capture still do (their gradients are what it computes)."""
@@ -104,7 +110,8 @@ class TrainingProgram:
         if enabled and any(t._requires_grad for t in tensors):
             own = {id(t) for t in tensors}
             for i, t in enumerate(outs):
-                if id(t) in own:  # an input returned as it is: a new tensor on its storage keeps its history
+                # an input returned as it is: a new tensor on its storage (the input keeps its own history)
+                if id(t) in own or t._requires_grad:
                     outs[i] = t.detach()
             node = CompiledFunctionBackward(self, len(inputs), saved, outs)
             node.next_edges = tuple(edge_to(t) for t in tensors)
@@ -134,6 +141,7 @@ class CompiledFunctionBackward(Node):
             outs.append(g if g is not None else like.new_zeros(like.shape))
         with no_grad():
             result = program.backward.run(list(self.saved) + outs)
+        self.fresh_gradients = _fresh(result, [*self.saved, *outs, *program.backward_externals])
         answer: list[Tensor | None] = [None] * len(self.next_edges)
         for k, position in program.input_targets:
             answer[position] = result[k]
@@ -141,3 +149,18 @@ class CompiledFunctionBackward(Node):
         for j in range(len(program.free_targets)):
             answer[self.n_inputs + j] = result[at + j]
         return [g if e is not None else None for g, e in zip(answer, self.next_edges, strict=True)]
+
+
+def _fresh(result: list[Tensor | None], held: list[Tensor | None]) -> bool:
+    """No gradient in `result` is the array (or the base of the array) of a tensor the backward program
+    read (`held`: saved values, incoming gradients, constants): the engine may then keep one as a leaf's
+    first `.grad` without a copy (Note [Stealing the first gradient] in engine.py, which also refuses
+    views, shared outputs and incoming gradients)."""
+    arrays = set()
+    for t in held:
+        if t is not None:
+            data = t._data
+            arrays.add(id(data))
+            if data.base is not None:
+                arrays.add(id(data.base))
+    return not any(g is not None and id(g._data) in arrays for g in result)

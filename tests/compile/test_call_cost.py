@@ -199,3 +199,59 @@ def test_a_compiled_call_keys_tensor_arguments_like_their_signature() -> None:
     assert _key(args, {"scale": 1.5, "t": x.double()})[0] != key
     with G.no_grad():
         assert _key(args, kwargs)[0] != key  # grad mode
+
+
+# -- the compiled training forward's autograd node (Note [The compiled graph's node]) ----------------------
+def test_a_gradient_that_is_an_array_the_backward_read_is_copied_into_grad() -> None:
+    c = G.randn(5, 3)
+    f = G.compile(lambda x, w: (x * w).sum() + (x * c).sum())
+    x, w = G.randn(5, 3).requires_grad_(), G.randn(5, 3).requires_grad_()
+    for _ in range(3):  # capture, then compiled runs
+        x.grad = w.grad = None
+        f(x, w).backward()
+        np.testing.assert_allclose(x.grad.numpy(), (w + c).detach().numpy(), rtol=1e-6)
+        np.testing.assert_allclose(w.grad.numpy(), x.detach().numpy(), rtol=1e-6)
+        before_x, before_c = x.detach().numpy().copy(), c.numpy().copy()
+        with G.no_grad():
+            w.grad.add_(1.0)  # the leaf's .grad is its own: the saved input and the constant are unchanged
+            x.grad.add_(1.0)
+        np.testing.assert_array_equal(x.detach().numpy(), before_x)
+        np.testing.assert_array_equal(c.numpy(), before_c)
+    assert len(f.programs) == 1
+
+
+def test_fresh_gradients_are_stored_without_a_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from runtime.autograd import engine
+
+    G.manual_seed(0)
+    ps = [G.randn(8, 4).requires_grad_(), G.zeros(8).requires_grad_()]
+    f = G.compile(lambda x: G.tanh(G.nn.functional.linear(x, ps[0], ps[1])).sum())
+    x = G.randn(6, 4)
+    f(x).backward()
+    copies: list[int] = []
+    real = engine._accumulate
+    monkeypatch.setattr(engine, "_accumulate", lambda *a: copies.append(1) or real(*a))
+    for p in ps:
+        p.grad = None
+    loss = f(x)
+    loss.backward()
+    assert len(copies) < len(ps), "a gradient the compiled backward made is kept as .grad without a copy"
+    xs = [p.detach().requires_grad_() for p in ps]  # eager gradients, for the values
+    G.tanh(G.nn.functional.linear(x, xs[0], xs[1])).sum().backward()
+    for p, q in zip(ps, xs, strict=True):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_gradients_that_are_arrays_the_backward_read_are_not_fresh() -> None:
+    from runtime.compile.training import _fresh
+    from runtime.tensor import Tensor
+
+    saved = G.randn(4, 3)
+    view = saved[1:]  # a saved view: its base array is read too
+    incoming = G.randn(4, 3)
+    new = G.randn(4, 3)
+    held = [saved, incoming, None]
+    assert _fresh([new, None], held)
+    assert not _fresh([new, Tensor._wrap(saved._data, saved.dtype)], held)  # the very array, another Tensor
+    assert not _fresh([Tensor._wrap(incoming._data, incoming.dtype)], held)
+    assert not _fresh([Tensor._wrap(view._data.base, saved.dtype)], [view])
