@@ -7,7 +7,10 @@ the source of one Python function: every value is a local variable, held as the 
 fused kernels read (Note [Lowered nodes]) and wrapped into a Tensor only where an operator call or the result
 needs one; operator calls are made with their constant arguments in place; a fused CPU group is one call of
 its C++ function on the arrays' addresses and the thread count, and a nonzero return (an index out of range)
-runs the group's nodes through their operators, which raise the error. A fused group's input of another layout
+runs the group's nodes through their operators, which raise the error. That call goes through a small
+function written for the group (its arity, input layouts, output shapes and arena slots spelled out: no
+loops or lists per call), which hands any input not exactly as at capture, or an array whose address
+`from_buffer` cannot take (read-only, empty), to the general runner that decides as described here. A fused group's input of another layout
 than at capture (the guards do not cover the strides of every intermediate value; strides of dims of size 1 do
 not count) runs the group's nodes through their operators instead. A fused CUDA group (cuda_fusion.py) is a
 call on the tensors, which launches its kernels. After an operator that writes into its arguments, the arrays
@@ -17,6 +20,7 @@ Program; `debug=True` prints its source beside the graph's.
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from typing import Any
 
@@ -96,7 +100,56 @@ def group_runner(group: FusedGroup, call: Any, threads: Callable[[], int] | None
         if call(*addresses, threads() if threads else 1):
             return _eager_group(group, arrays)  # an index out of range: the operators raise their error
         return results
-    return run
+    return _specialised(group, call, threads, layouts, outs, kept, ins, trusted, run)
+
+
+def _specialised(group: FusedGroup, call: Any, threads: Any, layouts: list[Any], outs: list[Any],
+                 kept: list[int | None] | None, ins: list[int | None] | None, trusted: list[bool], general: Any) -> Any:
+    """`general` (group_runner's run) written out for this group's arity, layouts and slots (Note [The
+    program as one function]): no loops, no lists of addresses, addresses taken inline. Any input not
+    exactly as at capture (shape, byte strides, dtype), and any array whose address from_buffer cannot take
+    (read-only, empty), goes to `general`, which decides as before."""
+    ns: dict[str, Any] = {"general": general, "call": call, "threads": threads, "empty": np.empty,
+                          "at": ctypes.c_char.from_buffer, "addressof": ctypes.addressof, "group": group,
+                          "eager_group": _eager_group}
+    names = [f"a{i}" for i in range(len(layouts))]
+    params = "".join(f"{n}, " for n in names)
+    lines = [f"def run(arena, {params}):", "    try:"]
+    for i, (n, (shape, strides, dt)) in enumerate(zip(names, layouts, strict=True)):
+        ns[f"S{i}"], ns[f"R{i}"], ns[f"D{i}"] = shape, strides, dt
+        check = f"{n}.shape != S{i} or {n}.strides != R{i} or ({n}.dtype is not D{i} and {n}.dtype != D{i})"
+        k = ins[i] if ins is not None else None
+        if k is not None:
+            lines += [f"        e = arena[{k}]",
+                      f"        if e is not None and e[0] is {n}:",
+                      f"            p{i} = e[1]"]
+            if not trusted[i]:
+                lines += [f"            if {check}:", f"                return general(arena, {params})"]
+            lines += ["        else:",
+                      f"            if {check}:", f"                return general(arena, {params})",
+                      f"            p{i} = addressof(at({n}))"]
+        else:
+            lines += [f"        if {check}:", f"            return general(arena, {params})",
+                      f"        p{i} = addressof(at({n}))"]
+    for j, (shape, dt) in enumerate(outs):
+        ns[f"OS{j}"], ns[f"OD{j}"] = shape, dt
+        k = kept[j] if kept is not None else None
+        if k is None:
+            lines += [f"        o{j} = empty(OS{j}, dtype=OD{j})", f"        q{j} = addressof(at(o{j}))"]
+        else:
+            lines += [f"        e = arena[{k}]",
+                      "        if e is None:",
+                      f"            b = empty(OS{j}, dtype=OD{j})",
+                      f"            e = arena[{k}] = (b, addressof(at(b)))",
+                      f"        o{j}, q{j} = e"]
+    lines += ["    except (TypeError, ValueError):  # a read-only or empty array: the general runner",
+              f"        return general(arena, {params})"]
+    args = "".join(f"p{i}, " for i in range(len(layouts))) + "".join(f"q{j}, " for j in range(len(outs)))
+    lines += [f"    if call({args}{'threads()' if threads else '1'}):",
+              f"        return eager_group(group, ({params}))  # an index out of range: the operators raise",
+              "    return [" + "".join(f"o{j}, " for j in range(len(outs))) + "]"]
+    exec(compile("\n".join(lines) + "\n", "<G.compile group call>", "exec"), ns)
+    return ns["run"]
 
 
 def private_values(steps: list[Node | FusedGroup], output: Any) -> list[Value]:

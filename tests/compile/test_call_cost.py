@@ -255,3 +255,18 @@ def test_gradients_that_are_arrays_the_backward_read_are_not_fresh() -> None:
     assert not _fresh([new, Tensor._wrap(saved._data, saved.dtype)], held)  # the very array, another Tensor
     assert not _fresh([Tensor._wrap(incoming._data, incoming.dtype)], held)
     assert not _fresh([Tensor._wrap(view._data.base, saved.dtype)], [view])
+
+
+@pytest.mark.parametrize("how", ["read-only", "empty"])
+def test_a_group_call_hands_arrays_without_a_buffer_address_to_the_general_runner(how: str) -> None:
+    f = G.compile(lambda t: G.sigmoid(t * 2 + 1) * t)
+    a = np.random.default_rng(0).standard_normal((5, 3) if how == "read-only" else (0, 3)).astype(np.float32)
+    if how == "read-only":
+        a.setflags(write=False)
+    x = G.from_numpy(a)
+    with G.no_grad():
+        for _ in range(2):
+            close(f(x), G.sigmoid(x * 2 + 1) * x)
+    assert len(f.programs) == 1
+    if how == "read-only":
+        assert f.programs[0].fused  # (an empty input's graph fuses nothing: its results are checked only)
