@@ -193,9 +193,11 @@ def main() -> None:
         torch = None
     rows, f, args = tiny(G, torch)
     show("tiny pointwise call, t * 2 + 1 on 16 float32 (median of 300 x 20 calls, rows timed in turns):", rows)
+    figures = {"tiny compiled call (us)": f"{rows['opgen G.compile'] * 1e6:.1f}"}
     if "torch.compile" in rows:
         print(f"  G.compile call / torch.compile call  {rows['opgen G.compile'] / rows['torch.compile']:.2f}")
         print(f"  G.compile call / opgen eager         {rows['opgen G.compile'] / rows['opgen eager']:.2f}")
+        figures["tiny compiled call / torch.compile call"] = f"{rows['opgen G.compile'] / rows['torch.compile']:.2f}"
     calls = [("tiny compiled", f, args, lambda: f(*args))]
     rows, more = mlp(G, torch)
     calls += more
@@ -203,16 +205,24 @@ def main() -> None:
     if "PyTorch eager step" in rows:
         for name in ("opgen step compiled", "opgen loss compiled"):
             print(f"  {name} / PyTorch eager  {rows[name] / rows['PyTorch eager step']:.2f}")
+            figures[f"MLP {name.removeprefix('opgen ')} / PyTorch eager"] = \
+                f"{rows[name] / rows['PyTorch eager step']:.2f}"
     rows, call = demo(G, torch)
     calls.append(call)
     show("demo training step, batch 64, Adam (median of 60, in turns):", rows)
     if "PyTorch eager step" in rows:
         print(f"  step compiled / PyTorch eager  {rows['opgen step compiled'] / rows['PyTorch eager step']:.2f}")
+        ratio = rows["opgen step compiled"] / rows["PyTorch eager step"]
+        figures["demo step compiled / PyTorch eager"] = f"{ratio:.2f}"
     print("per-call breakdown of each compiled function (median, us): call key, Python-state guards, whole call")
     for name, compiled, a, _ in calls:
         b = breakdown(compiled, a, rounds=100 if "demo" in name else 200, inner=5 if "demo" in name else 20)
         print(f"  {name:<32} key {b['signature'] * 1e6:6.2f}  guards {b['python_state'] * 1e6:6.2f}  "
               f"call {b['call'] * 1e6:8.1f}")
+        figures[f"{name}: key + guards (us)"] = f"{(b['signature'] + b['python_state']) * 1e6:.2f}"
+    print("\nfigure  value  goal  ok")  # (bench/run_all.py's table; the goals of issue 25 are bench_compile.py's)
+    for label, value in figures.items():
+        print(f"{label}  {value}  -  -")
     if "--profile" in sys.argv:
         for name, _, _, call in calls:
             profile(name, call, 300 if "demo" in name else 2000)
