@@ -118,7 +118,7 @@ class TrainingProgram:
             for i in self.diff_outputs:
                 record_output(outs[i], node, i)
             if anomaly_mode.enabled:
-                node._forward_trace = anomaly_mode.forward_trace()
+                node.__dict__["_forward_trace"] = anomaly_mode.forward_trace()  # (read by anomaly mode's report)
         return _rebuild(self.output, outs, [0])
 
 
@@ -138,10 +138,11 @@ class CompiledFunctionBackward(Node):
         outs = []
         for i, like in zip(program.diff_outputs, self.like, strict=True):
             g = grads[i]
-            outs.append(g if g is not None else like.new_zeros(like.shape))
+            outs.append(g if g is not None else like.new_zeros(like.shape))  # type: ignore[attr-defined]
         with no_grad():
             result = program.backward.run(list(self.saved) + outs)
-        self.fresh_gradients = _fresh(result, [*self.saved, *outs, *program.backward_externals])
+        # Node's class-wide flag, set per run on this node (Note [The compiled graph's node])
+        self.__dict__["fresh_gradients"] = _fresh(result, [*self.saved, *outs, *program.backward_externals])
         answer: list[Tensor | None] = [None] * len(self.next_edges)
         for k, position in program.input_targets:
             answer[position] = result[k]
