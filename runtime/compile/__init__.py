@@ -30,19 +30,19 @@ eager step's largest move of that parameter from the eager result (both steps ar
 optimizer's step size, which that move measures); every other element must agree as outputs do.
 
 Note [The cost of a compiled call]
-A small compiled function or training step spends more of its time in Python around the program than in
-its kernels, so a call does only what changes between calls: `_key` makes the input signature (per tensor
-argument, its array's shape and byte strides, dtype, device and requires_grad; other arguments tagged by
-type; the grad mode bit) and the flat tensor list the program takes in one pass over the arguments; the
-guards read a plan made once per compiled function (guards.StatePlan, Note [Guards on Python state]); a
-step program's variants try the one the last call ran first; a training program's forward records one
-plain autograd node, whose fresh gradients become `.grad`s without a copy (Note [The compiled graph's node]
-in training.py); inside the program each fused group is called through a function written for it, a kept
-buffer's address is taken once (Note [The program as one function]), and the thread count is read
-without the environment (Note [Thread count]). Nothing that decides which program runs is cached across calls: every value a guard
-stands for is read again at each call, so a change is seen at the very next call
-(tests/compile/test_call_cost.py changes each one). `python3 bench/bench_call_overhead.py` prints the cost
-of a 16-element compiled call beside torch.compile's, the MLP and demo steps, and a breakdown.
+A small compiled function or training step spends more of its time in Python around the program than in its
+kernels, so a call does only what changes between calls: `_key` makes the input signature (per tensor
+argument, its array's shape and byte strides, dtype, device and requires_grad; other arguments tagged by type;
+the grad mode bit) and the flat tensor list the program takes in one pass over the arguments; the guards read
+a plan made once per compiled function (guards.StatePlan, Note [Guards on Python state]); a step program's
+variants try the one the last call ran first; a training program's forward records one plain autograd node,
+whose fresh gradients become `.grad`s without a copy (Note [The compiled graph's node] in training.py); inside
+the program each fused group is called through a function written for it, a kept buffer's address is taken
+once (Note [The program as one function]), and the thread count is read without the environment (Note [Thread
+count]). Nothing that decides which program runs is cached across calls: every value a guard stands for is
+read again at each call, so a change is seen at the very next call (tests/compile/test_call_cost.py changes
+each one). `python3 bench/bench_call_overhead.py` prints the cost of a 16-element compiled call beside
+torch.compile's, the MLP and demo steps, and a breakdown.
 """
 
 from __future__ import annotations

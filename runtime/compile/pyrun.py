@@ -7,15 +7,15 @@ the source of one Python function: every value is a local variable, held as the 
 fused kernels read (Note [Lowered nodes]) and wrapped into a Tensor only where an operator call or the result
 needs one; operator calls are made with their constant arguments in place; a fused CPU group is one call of
 its C++ function on the arrays' addresses and the thread count, and a nonzero return (an index out of range)
-runs the group's nodes through their operators, which raise the error. That call goes through a small
-function written for the group (its arity, input layouts, output shapes and arena slots spelled out: no
-loops or lists per call), which hands any input not exactly as at capture, or an array whose address
-`from_buffer` cannot take (read-only, empty), to the general runner that decides as described here. A fused group's input of another layout
-than at capture (the guards do not cover the strides of every intermediate value; strides of dims of size 1 do
-not count) runs the group's nodes through their operators instead. A fused CUDA group (cuda_fusion.py) is a
-call on the tensors, which launches its kernels. After an operator that writes into its arguments, the arrays
-of those arguments are read again from their tensors. The function is compiled by `compile()` and kept on the
-Program; `debug=True` prints its source beside the graph's.
+runs the group's nodes through their operators, which raise the error. That call goes through a small function
+written for the group (its arity, input layouts, output shapes and arena slots spelled out: no loops or lists
+per call), which hands any input not exactly as at capture, or an array whose address `from_buffer` cannot
+take (read-only, empty), to the general runner that decides as described here. A fused group's input of
+another layout than at capture (the guards do not cover the strides of every intermediate value; strides of
+dims of size 1 do not count) runs the group's nodes through their operators instead. A fused CUDA group
+(cuda_fusion.py) is a call on the tensors, which launches its kernels. After an operator that writes into its
+arguments, the arrays of those arguments are read again from their tensors. The function is compiled by
+`compile()` and kept on the Program; `debug=True` prints its source beside the graph's.
 """
 
 from __future__ import annotations
