@@ -37,6 +37,7 @@ _SHORT = 16  # longest tuple or list of scalars that is guarded (longer ones are
 _SKIP, _MODULE, _SCALAR, _SEQUENCE = range(4)
 _FUNCTIONS = (types.FunctionType, types.MethodType)
 _NOT_STATE = (types.ModuleType, type)
+_GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS"})  # (the last: 3.12+)
 
 
 def python_state(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -191,7 +192,7 @@ def _global_names(code: types.CodeType) -> tuple[str, ...]:
     """The global names `code` and the functions written inside it load, each once."""
     names: dict[str, None] = {}
     for ins in dis.get_instructions(code):
-        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+        if ins.opname in _GLOBAL_LOADS:
             names[ins.argval] = None
     for const in code.co_consts:
         if isinstance(const, types.CodeType):  # lambdas and inner functions
