@@ -7,6 +7,10 @@ threadpoolctl and records n, which the runtime reads where it picks a form by th
 or one per sample], kernels/conv_ops.py). `get_num_threads()` answers the recorded value, else the BLAS's
 own. Interop threads are kept as a number (opgen runs no interop pool). G.compile's fused C++ kernels run
 OpenMP threads: `kernel_threads()` gives them the recorded value too, else the OpenMP/BLAS environment's.
+`kernel_threads()` runs at every call of a fused kernel that may split, so it reads no environment there:
+OMP_NUM_THREADS and OPENBLAS_NUM_THREADS are read once, at its first call, and kept (as OpenMP and
+OpenBLAS themselves read them once, at start: set them before the process starts); `set_num_threads(n)`
+takes effect at the very next kernel call.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 _requested: list[int | None] = [None]
 _limiter: list[Any] = [None]
 _interop: list[int] = [1]
+_env_threads: list[int | None] = [None]  # kernel_threads's count from the environment, read at its first call
 
 
 def _blas_env_one_thread() -> bool:
@@ -56,10 +61,19 @@ def get_num_threads() -> int:
 
 def kernel_threads() -> int:
     """The threads a fused kernel of G.compile may use (Note [Threads of fused kernels] in
-    runtime/compile/program.py): set_num_threads's value, else OMP_NUM_THREADS or OPENBLAS_NUM_THREADS (the
-    first set), else the CPU count."""
-    if _requested[0] is not None:
-        return _requested[0]
+    runtime/compile/thread_split.py): set_num_threads's value, else OMP_NUM_THREADS or OPENBLAS_NUM_THREADS
+    (the first set), else the CPU count; the environment is read once, at the first call (Note [Thread
+    count])."""
+    n = _requested[0]
+    if n is not None:
+        return n
+    n = _env_threads[0]
+    if n is None:
+        n = _env_threads[0] = _environment_threads()
+    return n
+
+
+def _environment_threads() -> int:
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         value = os.environ.get(var, "").strip().split(",")[0]
         if value.isdigit() and int(value) > 0:

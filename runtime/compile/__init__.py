@@ -28,6 +28,21 @@ that normalises its step (Adam) turns either noise into a full step of lr in som
 a parameter whose gradient is at most 1e-4 of the largest gradient agrees when it is within four times the
 eager step's largest move of that parameter from the eager result (both steps are bounded by the
 optimizer's step size, which that move measures); every other element must agree as outputs do.
+
+Note [The cost of a compiled call]
+A small compiled function or training step spends more of its time in Python around the program than in its
+kernels, so a call does only what changes between calls: `_key` makes the input signature (per tensor
+argument, its array's shape and byte strides, dtype, device and requires_grad; other arguments tagged by type;
+the grad mode bit) and the flat tensor list the program takes in one pass over the arguments; the guards read
+a plan made once per compiled function (guards.StatePlan, Note [Guards on Python state]); a step program's
+variants try the one the last call ran first; a training program's forward records one plain autograd node,
+whose fresh gradients become `.grad`s without a copy (Note [The compiled graph's node] in training.py); inside
+the program each fused group is called through a function written for it, a kept buffer's address is taken
+once (Note [The program as one function]), and the thread count is read without the environment (Note [Thread
+count]). Nothing that decides which program runs is cached across calls: every value a guard stands for is
+read again at each call, so a change is seen at the very next call (tests/compile/test_call_cost.py changes
+each one). `python3 bench/bench_call_overhead.py` prints the cost of a 16-element compiled call beside
+torch.compile's, the MLP and demo steps, and a breakdown.
 """
 
 from __future__ import annotations
@@ -46,13 +61,14 @@ from runtime.autograd.grad_mode import is_grad_enabled
 from runtime.compile.capture import GraphBreak, capture_joint, capture_with_effects
 from runtime.compile.cpp_build import find_compiler
 from runtime.compile.graph import Graph
-from runtime.compile.guards import python_state
+from runtime.compile.guards import StatePlan
 from runtime.compile.passes import RANDOM_WORDS
 from runtime.compile.program import Program, fusion_specs
 from runtime.compile.remat import recomputable
 from runtime.compile.step_capture import StepEffects
 from runtime.compile.step_program import StepProgram, StepPrograms
 from runtime.compile.training import TrainingProgram
+from runtime.dispatcher import AUTOGRAD_BIT, tls
 from runtime.tensor import Tensor
 
 __all__ = ["CompiledFunction", "GraphBreak", "compile"]
@@ -60,23 +76,49 @@ __all__ = ["CompiledFunction", "GraphBreak", "compile"]
 _EAGER = object()
 
 
-def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    def sig(x: Any) -> Any:
-        if isinstance(x, Tensor):
-            # the array's shape and (byte) strides: the tensor's layout, read without making tuples
-            data = x._data
-            return ("T", data.shape, data.strides, x._dtype, x._device, x._requires_grad)
-        if isinstance(x, list | tuple):
-            return (type(x).__name__, tuple(sig(a) for a in x))
-        if isinstance(x, dict):
-            return ("dict", tuple(sorted((k, sig(v)) for k, v in x.items())))
-        try:
-            hash(x)
-        except TypeError:
-            return ("id", id(x))
-        return (type(x).__name__, x)
+def _sig(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        # the array's shape and (byte) strides: the tensor's layout (as `_key` writes it)
+        data = x._data
+        return (data.shape, data.strides, x._dtype, x._device, x._requires_grad)
+    if isinstance(x, list | tuple):
+        return (type(x).__name__, tuple(_sig(a) for a in x))
+    if isinstance(x, dict):
+        return ("dict", tuple(sorted((k, _sig(v)) for k, v in x.items())))
+    try:
+        hash(x)
+    except TypeError:
+        return ("id", id(x))
+    return (type(x).__name__, x)
 
-    return (sig(args), sig(kwargs), is_grad_enabled())
+
+def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The input signature of a call (Note [The cost of a compiled call])."""
+    return _key(args, kwargs)[0]
+
+
+def _key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Tensor]]:
+    """The input signature of a call and its tensors in `_flat_tensors` order, in one pass: a tensor
+    argument's entry is its layout tuple; other arguments (and the keywords) get `_sig`'s tagged tuples."""
+    parts: list[Any] = []
+    tensors: list[Tensor] = []
+    for x in args:
+        if x.__class__ is Tensor:
+            data = x._data
+            parts.append((data.shape, data.strides, x._dtype, x._device, x._requires_grad))
+            tensors.append(x)
+        else:
+            parts.append(_sig(x))
+            if not isinstance(x, _SCALARS):
+                tensors.extend(_flat_tensors(x))
+    if kwargs:
+        parts.append(_sig(kwargs))
+        tensors.extend(_flat_tensors(kwargs))
+    parts.append(tls.mask & AUTOGRAD_BIT)  # grad mode
+    return tuple(parts), tensors
+
+
+_SCALARS = (type(None), bool, int, float, str)
 
 
 def _flat_tensors(x: Any) -> list[Tensor]:
@@ -105,6 +147,7 @@ class CompiledFunction:
         self.debug = debug or os.environ.get("OPGEN_COMPILE_DEBUG", "") not in ("", "0")
         self.cache: dict[Any, Any] = {}
         self.reasons: set[str] = set()
+        self.state_plan = StatePlan(fn)
         functools.update_wrapper(self, fn)
 
     # -- what a user can look at ----------------------------------------------------------------
@@ -124,7 +167,8 @@ class CompiledFunction:
 
     # -- calling -----------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        key = (_signature(args, kwargs), python_state(self.fn, args, kwargs))  # Note [Guards on Python state]
+        signature, tensors = _key(args, kwargs)  # Note [The cost of a compiled call]
+        key = (signature, self.state_plan.state(args, kwargs))  # Note [Guards on Python state]
         program = self.cache.get(key)
         if program is None:
             if len(self.cache) >= CACHE_SIZE_LIMIT:
@@ -137,7 +181,7 @@ class CompiledFunction:
         if isinstance(program, StepPrograms):
             step = program.pick()
             if step is not None:
-                return step.run(_flat_tensors((args, kwargs)))
+                return step.run(tensors)
             if len(program.variants) >= StepPrograms.LIMIT:
                 self._note(f"the .grad or requires_grad state at entry changed {StepPrograms.LIMIT} times: the "
                            "function runs eagerly for the states not compiled")
@@ -145,7 +189,7 @@ class CompiledFunction:
             return self._compile(key, args, kwargs)
         if isinstance(program, TrainingProgram) and not program.guards_hold():
             return self._compile(key, args, kwargs)
-        return program.run(_flat_tensors((args, kwargs)))
+        return program.run(tensors)
 
     def _eager(self, key: Any, reason: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self.fullgraph:

@@ -93,7 +93,8 @@ class Program:
             # fused kernels] in thread_split.py
             threads = functools.partial(split_threads, group.work) if group.parallel and group.work >= SPLIT_MIN \
                 else None
-            self._runners[id(group)] = (group_runner(group, fn, threads, slots), True)
+            inputs = [self.slots.get(v.id) for v in group.inputs]
+            self._runners[id(group)] = (group_runner(group, fn, threads, slots, inputs), True)
 
     def _used_after(self) -> dict[int, set[int]]:
         """For each fused group, the ids of its values read by a later step or returned."""

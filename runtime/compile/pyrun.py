@@ -7,16 +7,20 @@ the source of one Python function: every value is a local variable, held as the 
 fused kernels read (Note [Lowered nodes]) and wrapped into a Tensor only where an operator call or the result
 needs one; operator calls are made with their constant arguments in place; a fused CPU group is one call of
 its C++ function on the arrays' addresses and the thread count, and a nonzero return (an index out of range)
-runs the group's nodes through their operators, which raise the error. A fused group's input of another layout
-than at capture (the guards do not cover the strides of every intermediate value; strides of dims of size 1 do
-not count) runs the group's nodes through their operators instead. A fused CUDA group (cuda_fusion.py) is a
-call on the tensors, which launches its kernels. After an operator that writes into its arguments, the arrays
-of those arguments are read again from their tensors. The function is compiled by `compile()` and kept on the
-Program; `debug=True` prints its source beside the graph's.
+runs the group's nodes through their operators, which raise the error. That call goes through a small function
+written for the group (its arity, input layouts, output shapes and arena slots spelled out: no loops or lists
+per call), which hands any input not exactly as at capture, or an array whose address `from_buffer` cannot
+take (read-only, empty), to the general runner that decides as described here. A fused group's input of
+another layout than at capture (the guards do not cover the strides of every intermediate value; strides of
+dims of size 1 do not count) runs the group's nodes through their operators instead. A fused CUDA group
+(cuda_fusion.py) is a call on the tensors, which launches its kernels. After an operator that writes into its
+arguments, the arrays of those arguments are read again from their tensors. The function is compiled by
+`compile()` and kept on the Program; `debug=True` prints its source beside the graph's.
 """
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from typing import Any
 
@@ -31,40 +35,121 @@ from runtime.tensor import Tensor
 
 
 def group_runner(group: FusedGroup, call: Any, threads: Callable[[], int] | None,
-                 slots: list[int | None] | None = None) -> Any:
+                 slots: list[int | None] | None = None, input_slots: list[int | None] | None = None) -> Any:
     """A function of the program's arena and a CPU group's input arrays returning its output arrays (Note
     [Fused pointwise kernels]: the kernel returns nonzero for an index out of range and takes the thread
     count last; `threads` gives it where the group is split over threads (Note [Threads of fused kernels]),
     else it runs on one). An output with a slot (Note [Buffers a program keeps]) is written into the
-    arena's array at that slot, made on the first run; the others into new arrays."""
+    arena's array at that slot, made on the first run; the others into new arrays. An arena entry is the
+    array and its address, so a kept buffer's address is taken once: for an output, and for an input with
+    a slot (`input_slots`) that is that very array (a group that ran its operators instead made a new one)."""
     layouts = [(v.shape, tuple(s * np.dtype(v.dtype.np).itemsize for s in v.strides), np.dtype(v.dtype.np))
                for v in group.inputs]
     outs = [(v.shape, np.dtype(v.dtype.np)) for v in group.outputs]
     kept = slots if slots is not None and any(k is not None for k in slots) else None
+    ins = input_slots if input_slots is not None and any(k is not None for k in input_slots) else None
+    # an input read from its arena buffer has the layout that buffer was made with (contiguous): where
+    # that is the layout this kernel was written for, it needs no check
+    trusted = [k is not None and layouts[i][1] == np.empty(layouts[i][0], dtype=layouts[i][2]).strides
+               for i, k in enumerate(ins)] if ins is not None else []
     empty = np.empty
 
     def run(arena: list[Any], *arrays: np.ndarray) -> list[np.ndarray]:
-        for a, (shape, strides, dt) in zip(arrays, layouts, strict=True):
-            if a.shape != shape or a.dtype != dt or a.strides != strides:
-                if not _same_layout(group, arrays):  # another layout than at capture: the operators
-                    return _eager_group(group, arrays)
-                break
+        if ins is None:
+            for a, (shape, strides, dt) in zip(arrays, layouts, strict=True):
+                if a.shape != shape or a.dtype != dt or a.strides != strides:
+                    if not _same_layout(group, arrays):  # another layout than at capture: the operators
+                        return _eager_group(group, arrays)
+                    break
+            addresses = [address(a) for a in arrays]
+        else:
+            addresses = []
+            checked = False
+            for a, (shape, strides, dt), k, trust in zip(arrays, layouts, ins, trusted, strict=True):
+                if k is not None:
+                    entry = arena[k]
+                    if entry is not None and entry[0] is a:
+                        addresses.append(entry[1])
+                        if trust:
+                            continue
+                    else:
+                        addresses.append(address(a))
+                else:
+                    addresses.append(address(a))
+                if not checked and (a.shape != shape or a.dtype != dt or a.strides != strides):
+                    if not _same_layout(group, arrays):  # another layout than at capture: the operators
+                        return _eager_group(group, arrays)
+                    checked = True
         if kept is None:
             results = [empty(shape, dtype=dt) for shape, dt in outs]
+            addresses += [address(o) for o in results]
         else:
             results = []
             for (shape, dt), k in zip(outs, kept, strict=True):
                 if k is None:
-                    results.append(empty(shape, dtype=dt))
-                else:
-                    buf = arena[k]
-                    if buf is None:
-                        buf = arena[k] = empty(shape, dtype=dt)
+                    buf = empty(shape, dtype=dt)
                     results.append(buf)
-        if call(*[address(a) for a in arrays], *[address(o) for o in results], threads() if threads else 1):
+                    addresses.append(address(buf))
+                else:
+                    entry = arena[k]
+                    if entry is None:
+                        buf = empty(shape, dtype=dt)
+                        entry = arena[k] = (buf, address(buf))
+                    results.append(entry[0])
+                    addresses.append(entry[1])
+        if call(*addresses, threads() if threads else 1):
             return _eager_group(group, arrays)  # an index out of range: the operators raise their error
         return results
-    return run
+    return _specialised(group, call, threads, layouts, outs, kept, ins, trusted, run)
+
+
+def _specialised(group: FusedGroup, call: Any, threads: Any, layouts: list[Any], outs: list[Any],
+                 kept: list[int | None] | None, ins: list[int | None] | None, trusted: list[bool], general: Any) -> Any:
+    """`general` (group_runner's run) written out for this group's arity, layouts and slots (Note [The
+    program as one function]): no loops, no lists of addresses, addresses taken inline. Any input not
+    exactly as at capture (shape, byte strides, dtype), and any array whose address from_buffer cannot take
+    (read-only, empty), goes to `general`, which decides as before."""
+    ns: dict[str, Any] = {"general": general, "call": call, "threads": threads, "empty": np.empty,
+                          "at": ctypes.c_char.from_buffer, "addressof": ctypes.addressof, "group": group,
+                          "eager_group": _eager_group}
+    names = [f"a{i}" for i in range(len(layouts))]
+    params = "".join(f"{n}, " for n in names)
+    lines = [f"def run(arena, {params}):", "    try:"]
+    for i, (n, (shape, strides, dt)) in enumerate(zip(names, layouts, strict=True)):
+        ns[f"S{i}"], ns[f"R{i}"], ns[f"D{i}"] = shape, strides, dt
+        check = f"{n}.shape != S{i} or {n}.strides != R{i} or ({n}.dtype is not D{i} and {n}.dtype != D{i})"
+        k = ins[i] if ins is not None else None
+        if k is not None:
+            lines += [f"        e = arena[{k}]",
+                      f"        if e is not None and e[0] is {n}:",
+                      f"            p{i} = e[1]"]
+            if not trusted[i]:
+                lines += [f"            if {check}:", f"                return general(arena, {params})"]
+            lines += ["        else:",
+                      f"            if {check}:", f"                return general(arena, {params})",
+                      f"            p{i} = addressof(at({n}))"]
+        else:
+            lines += [f"        if {check}:", f"            return general(arena, {params})",
+                      f"        p{i} = addressof(at({n}))"]
+    for j, (shape, dt) in enumerate(outs):
+        ns[f"OS{j}"], ns[f"OD{j}"] = shape, dt
+        k = kept[j] if kept is not None else None
+        if k is None:
+            lines += [f"        o{j} = empty(OS{j}, dtype=OD{j})", f"        q{j} = addressof(at(o{j}))"]
+        else:
+            lines += [f"        e = arena[{k}]",
+                      "        if e is None:",
+                      f"            b = empty(OS{j}, dtype=OD{j})",
+                      f"            e = arena[{k}] = (b, addressof(at(b)))",
+                      f"        o{j}, q{j} = e"]
+    lines += ["    except (TypeError, ValueError):  # a read-only or empty array: the general runner",
+              f"        return general(arena, {params})"]
+    args = "".join(f"p{i}, " for i in range(len(layouts))) + "".join(f"q{j}, " for j in range(len(outs)))
+    lines += [f"    if call({args}{'threads()' if threads else '1'}):",
+              f"        return eager_group(group, ({params}))  # an index out of range: the operators raise",
+              "    return [" + "".join(f"o{j}, " for j in range(len(outs))) + "]"]
+    exec(compile("\n".join(lines) + "\n", "<G.compile group call>", "exec"), ns)
+    return ns["run"]
 
 
 def private_values(steps: list[Node | FusedGroup], output: Any) -> list[Value]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.autograd.grad_mode import no_grad
 from runtime.compile.graph import Graph
 from runtime.compile.program import Program
-from runtime.compile.step_capture import StepEffects, grad_signature
+from runtime.compile.step_capture import StepEffects
+from runtime.dispatcher import AUTOGRAD_BIT, tls
 from runtime.tensor import Tensor
 
 
@@ -33,23 +33,37 @@ class StepProgram:
 
     def guards_hold(self) -> bool:
         """Each touched leaf's `.grad` at entry is None or not as at capture (and of its shape, strides and
-        dtype), and the leaves that required grad still do (and no other)."""
+        dtype: step_capture.grad_signature, compared here in place), and the leaves that required grad
+        still do (and no other)."""
         for t, sig in self.entry:
             g = t._grad
             if sig is None:
                 if g is not None:
                     return False
-            elif g is None or grad_signature(g) != sig:
+            elif g is None:
                 return False
-        return all(t.requires_grad == r for t, r in self.requires)
+            else:
+                data = g._data
+                if data.shape != sig[0] or data.strides != sig[1] or g._dtype != sig[2]:
+                    return False
+        for t, r in self.requires:
+            if t._requires_grad != r:
+                return False
+        return True
 
     def kernel_source(self) -> str:
         return self.program.kernel_source()
 
     def run(self, inputs: list[Tensor]) -> Any:
         inputs = inputs + [t._grad for t in self.grad_inputs]
-        with no_grad():
+        enabled = tls.mask & AUTOGRAD_BIT  # (grad mode off while it runs: no_grad's effect, inline)
+        if enabled:
+            tls.mask &= ~AUTOGRAD_BIT
+        try:
             output, grads = self.program.run(inputs)
+        finally:
+            if enabled:
+                tls.mask |= AUTOGRAD_BIT
         for t, g in zip(self.grad_owners, grads, strict=True):
             t._grad = g
         return output
@@ -63,9 +77,14 @@ class StepPrograms:
 
     def __init__(self) -> None:
         self.variants: list[StepProgram] = []
+        self.last = 0  # the variant the last call ran: a steady loop's state, tried first
 
     def pick(self) -> StepProgram | None:
-        for p in self.variants:
-            if p.guards_hold():
+        variants = self.variants
+        if self.last < len(variants) and variants[self.last].guards_hold():
+            return variants[self.last]
+        for k, p in enumerate(variants):
+            if k != self.last and p.guards_hold():
+                self.last = k
                 return p
         return None

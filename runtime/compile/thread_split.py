@@ -4,10 +4,11 @@ cached beside the compiled kernels (Note [Threads of fused kernels]).
 Note [Threads of fused kernels]
 A fused kernel splits its loop over OpenMP threads (rows for a kernel with row values, the flat element
 range otherwise) when it has no scatter accumulation, the thread count is above one
-(runtime.threads.kernel_threads(): G.set_num_threads, else OMP_NUM_THREADS or OPENBLAS_NUM_THREADS, else
-the CPU count; so OPENBLAS_NUM_THREADS=1 keeps every kernel on one thread) and its work (domain elements
-times passes over them) is at least this machine's crossover for that thread count (and at least 2^12, the
-smallest size measured: a smaller kernel never asks for the calibration). The crossover is
+(runtime.threads.kernel_threads(): G.set_num_threads, else OMP_NUM_THREADS or OPENBLAS_NUM_THREADS as set
+when first read, else the CPU count; so OPENBLAS_NUM_THREADS=1 keeps every kernel on one thread) and its
+work (domain elements times passes over them) is at least this machine's crossover for that thread count
+(and at least 2^12, the smallest size measured: a smaller kernel never asks for the calibration). The
+crossover is
 measured, not assumed: the first time a kernel could split over n threads, `threshold(n)` times a
 calibration kernel (the GELU-residual's arithmetic over a flat range, split exactly as kernel_render splits
 a fused loop, built by cpp_build like every fused kernel) at 2^12..2^20 elements on one thread and on n,

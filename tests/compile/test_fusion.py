@@ -223,11 +223,15 @@ def test_kernels_split_over_threads_agree(fn: Callable[[G.Tensor], G.Tensor],
 def test_the_thread_count_follows_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     from runtime import threads
 
+    # the environment is read once per process (Note [Thread count]): a fresh read is a fresh `_env_threads`
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     monkeypatch.setattr(threads, "_requested", [None])
+    monkeypatch.setattr(threads, "_env_threads", [None])
     assert threads.kernel_threads() == 3
     monkeypatch.delenv("OMP_NUM_THREADS")
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    assert threads.kernel_threads() == 3  # kept from the first read
+    monkeypatch.setattr(threads, "_env_threads", [None])
     assert threads.kernel_threads() == 1
     monkeypatch.setattr(threads, "_requested", [2])
     assert threads.kernel_threads() == 2
