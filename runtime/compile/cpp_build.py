@@ -28,13 +28,14 @@ from runtime import verified_cache
 
 _INCLUDE = Path(__file__).resolve().parents[1] / "cuda" / "include"
 _EMULATOR = Path(__file__).resolve().parents[1] / "cuda" / "emulator"
+_CPU_MATH = Path(__file__).resolve().with_name("cpu_math.h")  # Note [Vector math of the CPU kernels]
 # -fno-trapping-math: no code reads the floating-point exception flags, and without it GCC keeps a
 # comparison (`x > 0` may raise "invalid" on NaN) out of if-conversion, so every loop holding a `where`, a
 # clamp or a relu gradient stayed scalar (10x slower); results are the same IEEE values.
 FLAGS = ("-std=c++17", "-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
          "-shared", "-fPIC", "-w")
 PRELUDE = ('#include "opgen_emulate.h"\n#include "opgen_math.cuh"\n#include <cmath>\n#include <vector>\n'
-           "#ifdef _OPENMP\n#include <omp.h>\n#endif\n")
+           '#include "cpu_math.h"\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n')
 
 # Note [Vector math without fast-math]
 # A loop that calls tanhf or expf vectorises only if the compiler knows a vector version of the function.
@@ -69,7 +70,7 @@ def _compiler_version(compiler: str) -> str:
 
 def _headers_digest() -> str:
     h = hashlib.sha256()
-    for path in sorted([*_INCLUDE.glob("*.cuh"), _EMULATOR / "opgen_emulate.h"]):
+    for path in sorted([*_INCLUDE.glob("*.cuh"), _EMULATOR / "opgen_emulate.h", _CPU_MATH]):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 
@@ -119,7 +120,7 @@ def _compile(compiler: str, text: str, flags: tuple[str, ...], libs: tuple[str, 
     with tempfile.TemporaryDirectory(prefix="opgen-compile-") as tmp:
         src, out = Path(tmp) / "fused.cpp", Path(tmp) / "fused.so"
         src.write_text(text)
-        proc = subprocess.run([compiler, *flags, f"-I{_INCLUDE}", f"-I{_EMULATOR}", str(src), "-o", str(out), *libs],
+        proc = subprocess.run([compiler, *flags, f"-I{_INCLUDE}", f"-I{_EMULATOR}", f"-I{_CPU_MATH.parent}", str(src), "-o", str(out), *libs],
                               capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
             raise RuntimeError(f"the C++ compiler failed on a fused kernel:\n{proc.stderr[-4000:]}")
