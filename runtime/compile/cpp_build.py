@@ -43,7 +43,33 @@ PRELUDE = ('#include "opgen_emulate.h"\n#include "opgen_math.cuh"\n#include <cma
 # other effects (no NaN or infinity, reassociation) would change results. The prelude declares the
 # functions that opgen_math.cuh calls as `omp declare simd` (with -fopenmp-simd, which enables nothing
 # else), and the library links libmvec: the loops vectorise and keep IEEE semantics. Where libmvec is
-# missing or older, the kernels are built without these declarations.
+# missing or older, the kernels are built without these declarations. float32 tanh does not go there any
+# more (Note [Vector math of the CPU kernels]); every other function, and every float64 one, still does.
+#
+# Note [Vector math of the CPU kernels]
+# cpu_math.h (beside this file, in the CPU prelude only, after opgen_math.cuh) defines an inline,
+# branch-free float32 tanh and routes the kernels' `op_tanh` on float to it (a macro that names an overload
+# set in namespace opgen_cpu: float goes to the new function, every other type to opgen_math.cuh's, so
+# float64 keeps libm/libmvec). CUDA sources (NVRTC) and the emulated device include opgen_math.cuh without
+# it and are unchanged; the header is part of the kernel cache's digest, so no library built before it is
+# reused. Why: the GELU kernel spent most of its time in libmvec's tanhf, a call per 8 floats that also
+# spills the loop's registers; inline, the compiler schedules tanh with the rest of the loop.
+# The function: |x| < 0.625: |x| + |x|^3 p(x^2), p of degree 5; otherwise 1 - 2/(e^{2|x|} + 1), with
+# e^{2|x|} = 2^n (1 + s), n = round(2|x| / ln2), s = e^r - 1 = r + r^2 q(r) on |r| <= ln2/2 (q of degree 4,
+# ln2 in two parts so n*ln2_hi is exact, n read from the bits of 2|x| log2(e) + 1.5*2^23), the sum
+# s 2^n + (2^n + 1) in one multiply-add; |x| is clamped at 9.5 (tanh rounds to 1 from 9.01); both formulas
+# run and a select picks one; the sign is put back last (so -0 stays -0; NaN stays NaN, +-inf gives +-1,
+# subnormals give themselves). Error: at most 2 ulp stated, 1.20 ulp measured over all 2^32 inputs against
+# libm's double tanh (tests/compile/test_cpu_math.py sweeps every float in [0.5, 1] of both signs, every
+# fifth in [2^-14, 9.5], every 89th pattern, and all of them with OPGEN_EXHAUSTIVE_MATH=1; both with the
+# FMA instruction and with the product-and-sum path that machines without it build).
+# Coefficients: tools/fit_cpu_math.py fits them in float64 (least squares on Chebyshev nodes, reweighted
+# towards minimax by Lawson's iteration, relative error), rounds them to float32 one at a time re-fitting the
+# rest, and `--check` (run by the test) compares them with the header.
+# Measured and left out: an inline expf was no faster than libmvec's (so op_exp, sigmoid and softmax keep
+# libmvec); a single rational x P(x^2)/Q(x^2) (P and Q of degree 4) ran tanh in 0.40 ms per 10^6 floats instead
+# of 0.67 but erred by 5.8 ulp (P and Q round near 1 and near saturation); two rationals on either side
+# of 1.25 (2.0 ulp) were no faster than this exp form.
 _SIMD_FUNCTIONS = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt", "cos", "cosh", "erf", "erfc", "exp",
                    "exp2", "expm1", "log", "log10", "log1p", "log2", "sin", "sinh", "tan", "tanh")
 _SIMD_BINARY = ("atan2", "pow", "hypot")
@@ -120,7 +146,8 @@ def _compile(compiler: str, text: str, flags: tuple[str, ...], libs: tuple[str, 
     with tempfile.TemporaryDirectory(prefix="opgen-compile-") as tmp:
         src, out = Path(tmp) / "fused.cpp", Path(tmp) / "fused.so"
         src.write_text(text)
-        proc = subprocess.run([compiler, *flags, f"-I{_INCLUDE}", f"-I{_EMULATOR}", f"-I{_CPU_MATH.parent}", str(src), "-o", str(out), *libs],
+        includes = [f"-I{_INCLUDE}", f"-I{_EMULATOR}", f"-I{_CPU_MATH.parent}"]
+        proc = subprocess.run([compiler, *flags, *includes, str(src), "-o", str(out), *libs],
                               capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
             raise RuntimeError(f"the C++ compiler failed on a fused kernel:\n{proc.stderr[-4000:]}")
