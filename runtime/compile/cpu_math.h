@@ -75,14 +75,14 @@ inline float pow2(int32_t n) { return from_bits(static_cast<uint32_t>(n + 127) <
 inline float tanh(float x) {
   // Both formulas on |x|; the sign is put back last (so -0 stays -0).
   const float a = __builtin_fabsf(x);
-  // |x| < TANH_SMALL: |x| + |x|^3 n(x^2)/d(x^2). The correction is at most 0.24 of the result, so its
+  // |x| < TANH_SMALL: |x| + |x|^3 n(x^2)/d(x^2). The correction is at most 0.31 of the result, so its
   // rounding errors count for a fraction of an ulp.
   const float x2 = a * a;
   const float num = OPGEN_CPU_MADD(OPGEN_CPU_TANH_N1, x2, OPGEN_CPU_TANH_N0);
   const float den = OPGEN_CPU_MADD(OPGEN_CPU_MADD(OPGEN_CPU_TANH_D2, x2, OPGEN_CPU_TANH_D1), x2, 1.0f);
   const float small = OPGEN_CPU_MADD(a * x2, num / den, a);
   // Otherwise 1 - 2/(e^{2|x|} + 1), e^{2|x|} + 1 = s 2^n + (2^n + 1) in one multiply-add. The quotient is at
-  // most 0.32 of the result there, so its errors (and e's) count for a fraction of an ulp. |x| is clamped at
+  // most 0.31 of the result there, so its errors (and e's) count for a fraction of an ulp. |x| is clamped at
   // 9.5: from 9.01 the result rounds to 1.
   const float ac = a < 9.5f ? a : 9.5f;
   int32_t n;

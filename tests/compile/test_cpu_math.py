@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(cpp_build.find_compiler() is None,
 ROOT = Path(__file__).resolve().parents[2]
 SWEEP = Path(__file__).with_name("cpu_math_sweep.cpp")
 BOUND_ULP = 2.0  # the bound cpu_math.h states
-# OPGEN_EXHAUSTIVE_MATH=1 sweeps every one of the 2^32 patterns (about 5 minutes on one core).
+# OPGEN_EXHAUSTIVE_MATH=1 sweeps every one of the 2^32 patterns (about 5 minutes a build on one core).
 EXHAUSTIVE = os.environ.get("OPGEN_EXHAUSTIVE_MATH") == "1"
 
 
