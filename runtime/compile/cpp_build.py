@@ -52,9 +52,11 @@ PRELUDE = ('#include "opgen_emulate.h"\n#include "opgen_math.cuh"\n#include <cma
 # in namespace opgen_cpu, float goes to the new function and every other type to opgen_math.cuh's (float64
 # keeps libm/libmvec). CUDA sources (NVRTC) and the emulated device include opgen_math.cuh without it and
 # are unchanged; the header is part of the kernel cache's digest, so no library built before it is reused.
-# Why: libmvec's tanhf is a call per 8 floats (all vector registers are the callee's to clobber, so the loop
-# reloads its constants around it) and costs as much as the rest of the GELU kernel; inline, the compiler
-# schedules tanh with the loop's other work and keeps its constants in registers.
+# The eager C++ kernels of compound pointwise ops (Note [Compiled eager pointwise kernels]) are built with
+# the same prelude, so a float32 tanh in one of them is this one too.
+# Why: libmvec's tanhf is a call per 8 floats (all vector registers are the callee's to clobber, so the
+# loop reloads its constants around it) and costs as much as the rest of the GELU kernel; inline, the
+# compiler schedules tanh with the loop's other work and keeps its constants in registers.
 # The function, on a = |x|, both formulas computed and one selected, the sign put back last (-0 stays -0,
 # NaN stays NaN, +-inf gives +-1, subnormals give themselves):
 # - a < 1: a + a^3 n(a^2)/d(a^2), n of degree 1, d of degree 2 (a rational needs 3 multiply-adds and a
