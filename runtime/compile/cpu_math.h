@@ -8,6 +8,7 @@
 // The constants are printed by tools/fit_cpu_math.py (`--check`, run by the tests, compares them).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -83,14 +84,17 @@ inline float tanh(float x) {
   const float small = OPGEN_CPU_MADD(a * x2, num / den, a);
   // Otherwise 1 - 2/(e^{2|x|} + 1), e^{2|x|} + 1 = s 2^n + (2^n + 1) in one multiply-add. The quotient is at
   // most 0.31 of the result there, so its errors (and e's) count for a fraction of an ulp. |x| is clamped at
-  // 9.5: from 9.01 the result rounds to 1.
-  const float ac = a < 9.5f ? a : 9.5f;
+  // 9.5 (from 9.01 the result rounds to 1) as an integer minimum of the bits (a >= 0 orders as its bits do;
+  // NaN becomes 9.5 here and is kept by the other formula).
+  const float ac = from_bits(std::min(to_bits(a), to_bits(9.5f)));
   int32_t n;
   const float s = expm1_reduced(ac + ac, n);
   const float scale = pow2(n);
   const float large = 1.0f - 2.0f / OPGEN_CPU_MADD(s, scale, scale + 1.0f);
-  // NaN fails the comparison and takes the first formula, which keeps it NaN.
-  return __builtin_copysignf(a >= OPGEN_CPU_TANH_SMALL ? large : small, x);
+  // NaN fails the comparison and takes the first formula, which keeps it NaN. Both are >= +0, so the sign
+  // goes back by one OR.
+  const float t = a >= OPGEN_CPU_TANH_SMALL ? large : small;
+  return from_bits(to_bits(t) | (to_bits(x) & 0x80000000u));
 }
 
 }  // namespace opgen_cpu
