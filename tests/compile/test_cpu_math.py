@@ -41,6 +41,8 @@ def _library(as_kernels: bool) -> ctypes.CDLL:
         lib = cpp_build._build(cpp_build.PRELUDE + source, (*cpp_build.FLAGS, "-DOPGEN_CPU_MATH_NO_FMA"), ())
     lib.opgen_test_sweep.restype = ctypes.c_double
     lib.opgen_test_sweep.argtypes = [ctypes.c_ulonglong] * 3 + [ctypes.POINTER(ctypes.c_uint)]
+    lib.opgen_test_ulp_error.restype = ctypes.c_double
+    lib.opgen_test_ulp_error.argtypes = [ctypes.c_float, ctypes.c_double]
     lib.opgen_test_tanh.restype = None
     lib.opgen_test_tanh.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong]
     return lib
@@ -70,8 +72,8 @@ def bits(x: float) -> int:
 
 
 @pytest.mark.parametrize(("lo", "hi", "step"), [
-    (bits(0.5), bits(1.0), 1),  # every float around the switch between the two formulas (0.625)
-    (bits(-1.0) - (bits(1.0) - bits(0.5)), bits(-1.0), 1),  # the same, negative
+    (bits(0.5), bits(2.0), 1),  # every float around the switch between the two formulas (1.0)
+    (bits(-0.5), bits(-2.0), 1),  # the same, negative
     (bits(2.0**-14), bits(9.5), 5),  # every fifth float where tanh is neither x nor 1
     (0, 1 << 32, 1 if EXHAUSTIVE else 89),  # all patterns (or every 89th): both signs, subnormals, inf, NaN
 ])
@@ -80,14 +82,17 @@ def test_the_error_is_within_the_bound(lib: ctypes.CDLL, lo: int, hi: int, step:
     assert 0 <= err <= BOUND_ULP, f"{err} ulp at {at!r}"
 
 
-def test_the_sweep_catches_a_wrong_result(lib: ctypes.CDLL) -> None:
-    # the harness's own check: libm's tanhf through the same error measure is within 1 ulp, a float
-    # that is not tanh's is far off (the sweep must be able to fail)
-    err, _ = sweep(lib, bits(0.5), bits(0.5) + 1000, 1)
-    assert err <= BOUND_ULP
-    x = np.float32(0.75)
-    assert abs(float(tanh(lib, np.array([x]))[0]) - float(np.tanh(np.float64(x)))) < 2 * 2.0**-24
-    assert float(tanh(lib, np.array([x]))[0]) != float(np.float32(0.75))
+def test_the_error_measure_counts_ulps_and_wrong_classes(lib: ctypes.CDLL) -> None:
+    # the instrument of the sweep: it must be able to fail
+    measure = lib.opgen_test_ulp_error
+    one_below = float(np.nextafter(np.float32(1), np.float32(0)))
+    assert measure(1.0, 1.0) == 0.0
+    assert measure(np.float32(0.75) + np.float32(2.0**-24) * 3, 0.75) == pytest.approx(3.0)  # ulp of 0.75: 2^-24
+    assert measure(one_below, 1.0) == pytest.approx(0.5)  # measured in the ulp below 2^0's binade: 2^-23
+    assert measure(0.0, 2.0**-149) == pytest.approx(1.0)  # subnormals count in 2^-149
+    assert measure(float("nan"), 0.5) > 1e20 and measure(0.5, float("nan")) > 1e20
+    assert measure(float("inf"), 3e38) > 1e20 and measure(3.4e38, 1e39) > 1e20
+    assert measure(float("nan"), float("nan")) == 0.0 and measure(float("inf"), 1e39) == 0.0
 
 
 def test_special_values_are_exact(lib: ctypes.CDLL) -> None:
@@ -125,7 +130,7 @@ def tanh_exp_chain(x: G.Tensor) -> G.Tensor:
     return G.tanh(x * 3) * G.exp(-x * x) + G.tanh(x) - G.sigmoid(x)
 
 
-EXTREMES = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 1e-30, 0.6249999, 0.625, 9.0, 9.5, -20.0,
+EXTREMES = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 1e-30, 0.99999994, 1.0, -1.0000001, 9.0, 9.5, -20.0,
             88.0, -88.0, 1e20, -1e20, 3.4e38]
 
 
