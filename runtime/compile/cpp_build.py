@@ -74,7 +74,8 @@ PRELUDE = ('#include "opgen_emulate.h"\n#include "opgen_math.cuh"\n#include <cma
 # error (Lawson's reweighted least squares; the rational by Loeb's linearisation), and `--check` (run by
 # the tests) compares them with the header.
 # Measured on the build machine (AMD EPYC Zen 3, AVX2, one thread, 10^6 floats, best of 15): tanh alone
-# 0.56 ms against libmvec's 0.91, the GELU-residual loop 0.91 ms against 1.29. Left out: an inline expf (the same
+# 0.56 ms against libmvec's 0.91, the GELU-residual loop 0.91 ms against 1.29 (bench/bench_cpu_math.py
+# prints these ratios, medians of a loaded machine: 0.60 and 0.65). Left out: an inline expf (the same
 # range reduction, degree 6) was no faster than libmvec's (0.47-0.52 ms against 0.44-0.48), so op_exp,
 # sigmoid and softmax keep libmvec; a single rational a P(a^2)/Q(a^2) over [0, 9] (P and Q of degree 4)
 # ran tanh in 0.40 ms but erred by 5.8 ulp (P and Q round near 1 and, near saturation, in every term);
