@@ -243,7 +243,7 @@ def _kind(cls: type) -> int:
         kind = _DICT
     elif issubclass(cls, type):
         kind = _CLASS
-    elif issubclass(cls, _FUNCTIONS | types.ModuleType | types.BuiltinFunctionType):
+    elif issubclass(cls, (*_FUNCTIONS, types.ModuleType, types.BuiltinFunctionType)):
         kind = _SKIP
     else:
         kind = _OBJECT
