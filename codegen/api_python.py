@@ -112,6 +112,7 @@ class Binding:
     params: tuple[Param, ...]
     cases: tuple[Case, ...]
     overloads: tuple[str, ...]   # schemas, for error messages and stubs
+    tensor_varargs: bool = False  # Note [Tensors as varargs]: the first parameter is `*name`
 
     @property
     def overloads_literal(self) -> str:
@@ -122,7 +123,11 @@ class Binding:
     def signature(self) -> str:
         parts: list[str] = []
         star = False
-        for p in self.params:
+        for i, p in enumerate(self.params):
+            if i == 0 and self.tensor_varargs:
+                parts.append(f"*{p.name}")
+                star = True
+                continue
             if p.kwonly and not star:
                 parts.append("*")
                 star = True
@@ -350,7 +355,28 @@ def make_binding(name: str, overloads: list[NativeFunction], borrowed: list[Nati
             raise OverloadClash(f"overloads of '{name}' can't be told apart in Python: "
                                 f"{'; '.join(str(g.func) for g in clash)} (the other is at {clash[0].loc})",
                                 clash[1].loc)
-    return Binding(name, tuple(params), tuple(cases), tuple(str(f.func) for f in overloads))
+    return Binding(name, tuple(params), tuple(cases), tuple(str(f.func) for f in overloads),
+                   _takes_tensor_varargs(overloads))
+
+
+# Note [Tensors as varargs]
+# PyTorch writes the functions whose one argument is a Tensor in one overload and a Tensor[] in its twin
+# (`atleast_1d(Tensor self)`, `atleast_1d.Sequence(Tensor[] self)`) in Python over its binding
+# (torch/functional.py), taking the tensors one by one too: `atleast_1d(a, b)` is `atleast_1d((a, b))`, and no
+# tensor at all (`atleast_1d()`, `atleast_1d([])`) gives an empty tuple. opgen's binding for such a name takes
+# `*input` (so `input=` is refused, as PyTorch refuses it); `runtime.opcall.tensor_varargs` turns the
+# arguments back into the one value the overloads are chosen from, and an empty list returns `()` before any
+# dispatch (there is no tensor to dispatch on; the Sequence form maps each tensor, so nothing maps to nothing).
+def _takes_tensor_varargs(overloads: list[NativeFunction]) -> bool:
+    """Whether a binding's overloads are one Tensor form and its Tensor[] twin, each of one argument."""
+    plain = [f for f in overloads if f.kind != SchemaKind.out]
+    if len(plain) != 2 or len(plain) != len(overloads):
+        return False
+    types = sorted(str(a.type) for f in plain for a in f.func.arguments.flat_all)
+    returns = sorted(str(r.type) for f in plain for r in f.func.returns)
+    names = {a.name for f in plain for a in f.func.arguments.flat_all}
+    return (types == ["Tensor", "Tensor[]"] and returns == ["Tensor", "Tensor[]"] and len(names) == 1
+            and all(Variant.function in f.variants for f in plain))
 
 
 def _positional_alias(f: NativeFunction, params: list[Param]) -> tuple[str, str] | None:

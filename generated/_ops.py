@@ -15,6 +15,7 @@ from runtime.opcall import bad_arguments as _bad_arguments
 from runtime.opcall import call_into_out as _call_into_out
 from runtime.opcall import call_into_self as _call_into_self
 from runtime.opcall import no_overload as _no_overload
+from runtime.opcall import tensor_varargs as _tensor_varargs
 from runtime.opcall import with_requires_grad as _with_requires_grad
 from runtime.return_types import make as _return_type
 from runtime.signatures import REQUIRED as _REQ
@@ -11712,8 +11713,11 @@ def atanh_(input):
     return _tab_atanh_[_k](input)
 
 
-def atleast_1d(input, *, out=None):
-    'atleast_1d(input, *, out=None) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_1d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_1d(Tensor self) -> Tensor\n    atleast_1d.Sequence(Tensor[] self) -> Tensor[]'
+def atleast_1d(*input, out=None):
+    'atleast_1d(*input, out=None) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_1d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_1d(Tensor self) -> Tensor\n    atleast_1d.Sequence(Tensor[] self) -> Tensor[]'
+    input = _tensor_varargs(input)  # Note [Tensors as varargs] (codegen/api_python.py)
+    if input.__class__ in (list, tuple) and not input:
+        return ()
     if out is None and isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11733,8 +11737,11 @@ def atleast_1d(input, *, out=None):
     return _no_overload("atleast_1d", locals(), ('atleast_1d(Tensor self) -> Tensor', 'atleast_1d.Sequence(Tensor[] self) -> Tensor[]'))
 
 
-def atleast_2d(input, *, out=None):
-    'atleast_2d(input, *, out=None) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_2d(Tensor self) -> Tensor\n    atleast_2d.Sequence(Tensor[] self) -> Tensor[]'
+def atleast_2d(*input, out=None):
+    'atleast_2d(*input, out=None) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_2d(Tensor self) -> Tensor\n    atleast_2d.Sequence(Tensor[] self) -> Tensor[]'
+    input = _tensor_varargs(input)  # Note [Tensors as varargs] (codegen/api_python.py)
+    if input.__class__ in (list, tuple) and not input:
+        return ()
     if out is None and isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
@@ -11754,8 +11761,11 @@ def atleast_2d(input, *, out=None):
     return _no_overload("atleast_2d", locals(), ('atleast_2d(Tensor self) -> Tensor', 'atleast_2d.Sequence(Tensor[] self) -> Tensor[]'))
 
 
-def atleast_3d(input, *, out=None):
-    'atleast_3d(input, *, out=None) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_3d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_3d(Tensor self) -> Tensor\n    atleast_3d.Sequence(Tensor[] self) -> Tensor[]'
+def atleast_3d(*input, out=None):
+    'atleast_3d(*input, out=None) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_3d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_3d(Tensor self) -> Tensor\n    atleast_3d.Sequence(Tensor[] self) -> Tensor[]'
+    input = _tensor_varargs(input)  # Note [Tensors as varargs] (codegen/api_python.py)
+    if input.__class__ in (list, tuple) and not input:
+        return ()
     if out is None and isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]

@@ -194,7 +194,43 @@ def test_atleast_nd_of_one_tensor_and_keyword(name: str) -> None:
     for shape in [(), (3,), (2, 3), (1, 2, 3)]:
         ours, theirs = getattr(G, name)(G.zeros(shape)), getattr(torch, name)(torch.zeros(shape))
         assert tuple(ours.shape) == tuple(theirs.shape)
-    assert tuple(getattr(G, name)(input=G.zeros(())).shape) == tuple(getattr(torch, name)(torch.zeros(())).shape)
+    with pytest.raises(TypeError):  # PyTorch's atleast_nd(*tensors) takes no keyword either
+        getattr(G, name)(input=G.zeros(()))
+
+
+ATLEAST_FORMS: dict[str, Callable[[Any, Callable[..., Any]], Any]] = {
+    "one_tensor": lambda m, f: f(m.zeros(2)),
+    "varargs_two": lambda m, f: f(m.tensor(1.0), m.ones(2, 3)),
+    "varargs_three": lambda m, f: f(m.tensor(1.0), m.ones(2), m.zeros(1, 2, 3, 1)),
+    "varargs_none": lambda m, f: f(),
+    "empty_list": lambda m, f: f([]),
+    "empty_tuple": lambda m, f: f(()),
+    "list_of_one": lambda m, f: f([m.ones(3)]),
+    "tuple_of_one": lambda m, f: f((m.tensor(2.0),)),
+    "list_of_two": lambda m, f: f([m.ones(3), m.tensor(2.0)]),
+    "tuple_of_two": lambda m, f: f((m.ones(3), m.ones(1, 2))),
+}
+
+
+@pytest.mark.parametrize("name", ["atleast_1d", "atleast_2d", "atleast_3d"])
+@pytest.mark.parametrize("form", list(ATLEAST_FORMS))
+def test_atleast_nd_forms(name: str, form: str) -> None:
+    def case(m: Any) -> Any:
+        r = ATLEAST_FORMS[form](m, getattr(m, name))
+        if isinstance(r, tuple):
+            return "tuple", [(tuple(t.shape), t.tolist()) for t in r]
+        return "tensor", tuple(r.shape), r.tolist()
+    assert case(G) == case(torch)
+
+
+@pytest.mark.parametrize("name", ["atleast_1d", "atleast_2d", "atleast_3d"])
+def test_atleast_nd_varargs_backward_and_refusals(name: str) -> None:
+    x, y = G.tensor(2.0, requires_grad=True), G.ones(2, requires_grad=True)
+    a, b = getattr(G, name)(x, y)
+    (a.sum() * 3 + b.sum() * 5).backward()
+    assert x.grad.item() == 3.0 and y.grad.tolist() == [5.0, 5.0]
+    with pytest.raises(NotImplementedError, match=name):  # a number: no tensor to dispatch on
+        getattr(G, name)(1)
 
 
 def test_atleast_nd_sequence_backward_and_refusal() -> None:
