@@ -130,6 +130,8 @@ def matmul(self: Any, other: Any) -> Any:
             raise RuntimeError(f"inconsistent tensor size, expected tensor [{self.shape[0]}] and src "
                                f"[{other.shape[0]}] to have the same number of elements, but got "
                                f"{self.shape[0]} and {other.shape[0]} elements respectively")
+        if self.dtype is dtypes.bool_ or other.dtype is dtypes.bool_:
+            return G.dot(self, other)  # its backend kernel refuses bool as PyTorch's (checks.check_product_dtype)
         product = G.mul(self, other)  # an integer dot keeps its dtype, wrapping, as PyTorch's (sum would widen)
         return G.sum(product, dtype=product.dtype if product.dtype.category == dtypes.INTEGRAL else None)
     if a == 2 and b == 1:

@@ -1,6 +1,6 @@
 """Results side by side with PyTorch (the oracle) for behaviours opgen once differed on: arange's float bounds
-with an integer dtype, integer matmul-family dtypes, float16 ldexp, atleast_nd of a sequence, scalar_tensor
-wrapping, histc of integers, unsafe_chunk/unsafe_split views."""
+with an integer dtype, integer matmul-family dtypes, bool matrix products, float16 ldexp, atleast_nd of a
+sequence and of varargs, scalar_tensor wrapping, histc of integers, unsafe_chunk/unsafe_split views."""
 
 from __future__ import annotations
 
@@ -86,6 +86,91 @@ def test_integer_products_keep_dtype(name: str, dtype: str) -> None:
     ours = _outcome(lambda: PRODUCTS[name](G, dtype))
     theirs = _outcome(lambda: PRODUCTS[name](torch, dtype))
     assert ours == theirs
+
+
+# -- matrix products of bool tensors: refused where PyTorch has no kernel, kept where nothing is computed --------
+def _bools(m: Any, shape: tuple[int, ...], seed: int) -> Any:
+    n = int(np.prod(shape))
+    return m.tensor([(i * 7 + seed) % 3 == 1 for i in range(n)], dtype=m.bool).reshape(shape)
+
+
+BOOL_PRODUCTS: dict[str, Callable[[Any], Any]] = {
+    "matmul_2d": lambda m: m.matmul(_bools(m, (2, 3), 1), _bools(m, (3, 2), 2)),
+    "matmul_1d_1d": lambda m: m.matmul(_bools(m, (3,), 1), _bools(m, (3,), 2)),
+    "matmul_2d_1d": lambda m: m.matmul(_bools(m, (2, 3), 1), _bools(m, (3,), 2)),
+    "matmul_1d_2d": lambda m: m.matmul(_bools(m, (3,), 1), _bools(m, (3, 2), 2)),
+    "matmul_3d_2d": lambda m: m.matmul(_bools(m, (2, 2, 3), 1), _bools(m, (3, 2), 2)),
+    "matmul_batched": lambda m: m.matmul(_bools(m, (2, 2, 3), 1), _bools(m, (1, 3, 2), 2)),
+    "matmul_operator": lambda m: _bools(m, (2, 3), 1) @ _bools(m, (3, 2), 2),
+    "matmul_method": lambda m: _bools(m, (2, 3), 1).matmul(_bools(m, (3, 2), 2)),
+    "matmul_out": lambda m: m.matmul(_bools(m, (2, 3), 1), _bools(m, (3, 2), 2), out=m.empty(2, 2, dtype=m.bool)),
+    "mm": lambda m: m.mm(_bools(m, (2, 3), 1), _bools(m, (3, 2), 2)),
+    "mm_out": lambda m: m.mm(_bools(m, (2, 3), 1), _bools(m, (3, 2), 2), out=m.empty(2, 2, dtype=m.bool)),
+    "bmm": lambda m: m.bmm(_bools(m, (2, 2, 3), 1), _bools(m, (2, 3, 2), 2)),
+    "mv": lambda m: m.mv(_bools(m, (2, 3), 1), _bools(m, (3,), 2)),
+    "dot": lambda m: m.dot(_bools(m, (3,), 1), _bools(m, (3,), 2)),
+    "vdot": lambda m: m.vdot(_bools(m, (3,), 1), _bools(m, (3,), 2)),
+    "inner": lambda m: m.inner(_bools(m, (2, 3), 1), _bools(m, (2, 3), 2)),
+    "addmm": lambda m: m.addmm(_bools(m, (2, 2), 0), _bools(m, (2, 3), 1), _bools(m, (3, 2), 2)),
+    "addmv": lambda m: m.addmv(_bools(m, (2,), 0), _bools(m, (2, 3), 1), _bools(m, (3,), 2)),
+    "baddbmm": lambda m: m.baddbmm(_bools(m, (2, 2, 2), 0), _bools(m, (2, 2, 3), 1), _bools(m, (2, 3, 2), 2)),
+    "addbmm": lambda m: m.addbmm(_bools(m, (2, 2), 0), _bools(m, (2, 2, 3), 1), _bools(m, (2, 3, 2), 2)),
+    "tensordot": lambda m: m.tensordot(_bools(m, (2, 3), 1), _bools(m, (3, 2), 2), dims=1),
+    "multi_dot": lambda m: m.linalg.multi_dot([_bools(m, (2, 3), 1), _bools(m, (3, 2), 2)]),
+    "matrix_power": lambda m: m.linalg.matrix_power(_bools(m, (2, 2), 1), 2),
+    "linear": lambda m: m.nn.functional.linear(_bools(m, (2, 3), 1), _bools(m, (4, 3), 2)),
+    "linear_vector_weight": lambda m: m.nn.functional.linear(_bools(m, (2, 3), 1), _bools(m, (3,), 2)),
+    "linear_bias": lambda m: m.nn.functional.linear(_bools(m, (2, 3), 1), _bools(m, (4, 3), 2), _bools(m, (4,), 0)),
+    # no products to add: PyTorch returns before its kernel runs
+    "mm_contract_nothing": lambda m: m.mm(_bools(m, (2, 0), 1), _bools(m, (0, 2), 2)),
+    "mm_no_rows": lambda m: m.mm(_bools(m, (0, 3), 1), _bools(m, (3, 2), 2)),
+    "bmm_no_batch": lambda m: m.bmm(_bools(m, (0, 2, 3), 1), _bools(m, (0, 3, 2), 2)),
+    "matmul_contract_nothing": lambda m: m.matmul(_bools(m, (2, 2, 0), 1), _bools(m, (2, 0, 2), 2)),
+    "mv_no_rows": lambda m: m.mv(_bools(m, (0, 3), 1), _bools(m, (3,), 2)),
+    "dot_empty": lambda m: m.dot(_bools(m, (0,), 1), _bools(m, (0,), 2)),
+    # products that need no bool kernel
+    "outer": lambda m: m.outer(_bools(m, (3,), 1), _bools(m, (2,), 2)),
+    "kron": lambda m: m.kron(_bools(m, (2,), 1), _bools(m, (2,), 2)),
+    "addr": lambda m: m.addr(_bools(m, (3, 2), 0), _bools(m, (3,), 1), _bools(m, (2,), 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(BOOL_PRODUCTS))
+def test_bool_matrix_products(name: str) -> None:
+    assert _outcome(lambda: BOOL_PRODUCTS[name](G)) == _outcome(lambda: BOOL_PRODUCTS[name](torch))
+
+
+def test_bool_matmul_error_names_the_op() -> None:
+    a = G.ones(2, 2, dtype=G.bool)
+    with pytest.raises(RuntimeError, match="mm.*bool"):  # NotImplementedError, as PyTorch's
+        a @ a
+    assert G.mm(a.to(device="meta"), a.to(device="meta")).dtype == G.bool  # meta computes no product
+
+
+BOOL_EINSUMS = [
+    ("i->", [(3,)]), ("ij->ji", [(2, 3)]), ("i,i->i", [(3,), (3,)]), ("ii->i", [(3, 3)]), ("i,j->ij", [(3,), (3,)]),
+    ("i,i->", [(3,), (3,)]), ("i,i->", [(0,), (0,)]), ("i,i->", [(1,), (1,)]), ("i,i->", [(3,), (1,)]),
+    ("ij->", [(2, 3)]), ("ii", [(3, 3)]), ("i,i,i->i", [(3,), (3,), (3,)]), ("i,i,i->", [(3,), (3,), (3,)]),
+    ("bij,bjk->bik", [(2, 2, 2), (2, 2, 2)]), ("ij,jk", [(2, 0), (0, 2)]), ("ij,jk", [(0, 2), (2, 2)]),
+    ("ij,j->i", [(1, 3), (3,)]), ("ij,jk->ik", [(2, 1), (1, 2)]), ("ij,ij->i", [(2, 3), (2, 3)]),
+    ("ij,jk->", [(2, 3), (3, 2)]), ("ij,j->ij", [(2, 3), (3,)]), ("ij,kj->", [(2, 0), (2, 0)]),
+    ("ij,jk,kl->il", [(2, 2), (2, 2), (2, 2)]),
+]
+
+
+@pytest.mark.parametrize(("equation", "shapes"), BOOL_EINSUMS, ids=str)
+def test_bool_einsum(equation: str, shapes: list[tuple[int, ...]]) -> None:
+    def case(m: Any) -> Any:
+        return m.einsum(equation, *(_bools(m, s, i) for i, s in enumerate(shapes)))
+    assert _outcome(lambda: case(G)) == _outcome(lambda: case(torch))
+
+
+@pytest.mark.parametrize("dtypes", [("int32", "int32"), ("bool", "bool"), ("int64", "int64"), ("float32", "float32"),
+                                    ("float16", "float32"), ("float64", "float64")])
+def test_linalg_vecdot_dtypes(dtypes: tuple[str, str]) -> None:
+    def case(m: Any) -> Any:
+        return m.linalg.vecdot(m.ones(2, 3, dtype=getattr(m, dtypes[0])), m.ones(3, dtype=getattr(m, dtypes[1])))
+    assert _outcome(lambda: case(G)) == _outcome(lambda: case(torch))
 
 
 # -- ldexp: the promoted floating dtype, float16 included ------------------------------------------------
