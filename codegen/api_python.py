@@ -141,7 +141,8 @@ def group_bindings(functions: list[NativeFunction]) -> list[Binding]:
     for f in functions:
         if f.variants:
             groups.setdefault(f.func.name.name, []).append(f)
-        elif f.kind == SchemaKind.out and f.root.variants & {Variant.function}:
+        elif (f.kind == SchemaKind.out and f.root.variants & {Variant.function}
+              and f.func.name.name not in OUT_REFUSED):  # Note [Names whose binding refuses out=]
             groups.setdefault(f.func.name.name, []).append(f)
     bindings: list[Binding] = []
     problems: list[Diagnostic] = []
@@ -395,6 +396,21 @@ def _positional_alias(f: NativeFunction, params: list[Param]) -> tuple[str, str]
     return None
 
 
+# Note [Names whose binding refuses out=]
+# PyTorch's Python binding takes `out=` only where an op has an out form; opgen gives every other functional
+# op one (Note [out= for ops without an out overload]), except these names, whose every PyTorch overload
+# refuses `out=` (measured against torch 2.13: `torch.repeat_interleave(r, out=t)` and `torch.relu(x, out=y)`
+# are TypeErrors, as they are here). An out overload of such a name (`relu.out`, derived from its pointwise
+# entry) stays an op that the runtime may call; the Python binding leaves it out.
+OUT_REFUSED: frozenset[str] = frozenset({
+    "argwhere", "atleast_1d", "atleast_2d", "atleast_3d", "binary_cross_entropy_with_logits", "bincount", "cdist",
+    "clone", "combinations", "corrcoef", "cosine_similarity", "cov", "det", "diag_embed", "diagflat",
+    "diagonal_scatter", "dist", "embedding", "fliplr", "flipud", "group_norm", "isclose", "isfinite", "isinf",
+    "isnan", "isreal", "kl_div", "logdet", "matrix_exp", "max_pool2d", "pairwise_distance", "pinverse", "prelu",
+    "relu", "repeat_interleave", "roll", "rot90", "selu", "trace", "unique", "unique_consecutive",
+})
+
+
 def _out_fallback(name: str, overloads: list[NativeFunction], params: list[Param], cases: list[Case],
                   owners: list[NativeFunction]) -> tuple[list[Param], list[Case], list[NativeFunction]]:
     """Note [out= for ops without an out overload]: a functional op that declares no `.out` overload still
@@ -405,7 +421,7 @@ def _out_fallback(name: str, overloads: list[NativeFunction], params: list[Param
     that returns one Tensor and has no out form gets its own out= case, beside the out overloads of the
     others (`div(a, b, rounding_mode='floor', out=t)` next to `div.out`) or the overloads that can't write
     into `out` (`nonzero(x, out=t)` but not with `as_tuple=True`)."""
-    if name.endswith("_") or name.startswith("_"):
+    if name.endswith("_") or name.startswith("_") or name in OUT_REFUSED:
         return params, cases, owners
     has_out = any(p.name == "out" for p in params)
     whole = all(f.func.returns and all(str(r.type) == "Tensor" and not r.annotation for r in f.func.returns)

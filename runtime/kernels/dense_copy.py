@@ -30,10 +30,5 @@ def dense_copy(a: Any, np_dtype: Any, xp: Any) -> Any:
 
 
 def is_dense(a: Any) -> bool:
-    """Whether `a`'s elements fill its memory without gaps or overlaps, in some order of its dims."""
-    expected = a.itemsize
-    for size, step in sorted(zip(a.shape, a.strides, strict=True), key=lambda p: p[1]):
-        if size != 1 and step != expected:
-            return False
-        expected *= size
-    return True
+    """Whether the array `a`'s elements fill its memory without gaps or overlaps, in some order of its dims."""
+    return S.is_non_overlapping_and_dense(a.shape, a.strides, a.itemsize)

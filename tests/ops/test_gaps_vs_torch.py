@@ -345,9 +345,46 @@ REPEATS: dict[str, Callable[[Any], Any]] = {
     "tensor_positional_dim": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), m.tensor([1, 2]), 0),
     "method_int": lambda m: m.tensor([[1, 2], [3, 4]]).repeat_interleave(2),
     "method_tensor": lambda m: m.tensor([[1, 2], [3, 4]]).repeat_interleave(m.tensor([0, 3]), dim=1),
+    # PyTorch's binding refuses out= for every overload, out=None included
+    "counts_out": lambda m: m.repeat_interleave(m.tensor([1, 2, 0]), out=m.empty(3, dtype=m.int64)),
+    "counts_output_size_out": lambda m: m.repeat_interleave(m.tensor([1, 2]), output_size=3,
+                                                            out=m.empty(3, dtype=m.int64)),
+    "tensor_out": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), m.tensor([1, 2]), 0,
+                                                out=m.empty(3, 2, dtype=m.int64)),
+    "tensor_keyword_out": lambda m: m.repeat_interleave(m.tensor([1, 2]), repeats=m.tensor([1, 2]),
+                                                        out=m.empty(3, dtype=m.int64)),
+    "int_out": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), 2, out=m.empty(8, dtype=m.int64)),
+    "int_dim_out": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), 2, dim=0,
+                                                 out=m.empty(4, 2, dtype=m.int64)),
+    "int_out_none": lambda m: m.repeat_interleave(m.tensor([1, 2]), 2, out=None),
+    "counts_out_none": lambda m: m.repeat_interleave(m.tensor([1, 2]), out=None),
 }
 
 
 @pytest.mark.parametrize("name", list(REPEATS))
 def test_repeat_interleave_forms(name: str) -> None:
     assert _outcome(lambda: REPEATS[name](G)) == _outcome(lambda: REPEATS[name](torch))
+
+
+# -- out= where PyTorch's binding has none --------------------------------------------------------------------
+OUT_REFUSALS: dict[str, Callable[[Any, Any], Any]] = {
+    "relu": lambda m, x: m.relu(x, out=m.empty(0)),
+    "roll": lambda m, x: m.roll(x, 1, out=m.empty(0)),
+    "isnan": lambda m, x: m.isnan(x, out=m.empty(0, dtype=m.bool)),
+    "clone": lambda m, x: m.clone(x, out=m.empty(0)),
+    "trace": lambda m, x: m.trace(x, out=m.empty(0)),
+    "atleast_2d": lambda m, x: m.atleast_2d(x, out=m.empty(0)),
+    "isclose": lambda m, x: m.isclose(x, x, out=m.empty(0, dtype=m.bool)),
+    "flipud": lambda m, x: m.flipud(x, out=m.empty(0)),
+    # and where it has one, opgen keeps it
+    "abs": lambda m, x: m.abs(x, out=m.empty(0)),
+    "sum_dim": lambda m, x: m.sum(x, 0, out=m.empty(0)),
+    "tril": lambda m, x: m.tril(x, out=m.empty(0)),
+}
+
+
+@pytest.mark.parametrize("name", list(OUT_REFUSALS))
+def test_out_only_where_pytorch_takes_it(name: str) -> None:
+    def case(m: Any) -> Any:
+        return OUT_REFUSALS[name](m, m.arange(9.0).reshape(3, 3))
+    assert _outcome(lambda: case(G)) == _outcome(lambda: case(torch))
