@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from runtime import strides as S
+from runtime.layout import format_strides
 
 
 def preserved_copy(a: Any) -> Any:
@@ -18,6 +19,31 @@ def preserved_copy(a: Any) -> Any:
     from runtime.kernels._xp import xp_of
 
     return dense_copy(a, a.dtype, xp_of(a))
+
+
+def clone_strides(op: str, a: Any, memory_format: object) -> tuple[int, ...]:
+    """The element strides of a copy of the array `a` in `memory_format` (`preserve_format` or None: `a`'s
+    own when dense, else `S.dense_strides_like`), as PyTorch's clone lays it out; the CPU and Meta kernels
+    of clone both ask this."""
+    shape = tuple(a.shape)
+    strides = format_strides(op, memory_format, shape)
+    if strides is not None:
+        return strides
+    own = tuple(step // a.itemsize for step in a.strides)
+    return own if is_dense(a) else S.dense_strides_like(shape, own)
+
+
+def copy_with_strides(a: Any, strides: tuple[int, ...]) -> Any:
+    """A copy of the array `a` whose element strides are the dense `strides`."""
+    from runtime.kernels._xp import xp_of
+
+    if strides == S.contiguous_strides(tuple(a.shape)):
+        return a.copy(order="C")
+    slowest_first = sorted(range(a.ndim), key=lambda d: -strides[d])
+    out = xp_of(a).empty([a.shape[d] for d in slowest_first], a.dtype)
+    out = out.transpose([slowest_first.index(d) for d in range(a.ndim)])
+    out[...] = a
+    return out
 
 
 def dense_copy(a: Any, np_dtype: Any, xp: Any) -> Any:

@@ -147,3 +147,73 @@ def test_meta_results_take_the_cpu_layout(name: str) -> None:
     cpu = META_CASES[name](_t(G), _c(G))
     meta = META_CASES[name](_t(G).to("meta"), _c(G).to("meta"))
     assert tuple(meta.stride()) == tuple(cpu.stride())
+
+
+# -- clone keeps the layout (preserve_format), contiguous() and reshape make row-major copies -------------------
+def _x3(m: Any) -> Any:
+    return m.arange(24.0).reshape(2, 3, 4)
+
+
+CLONES: dict[str, Callable[[Any], Any]] = {
+    "clone_transposed": lambda m: _x3(m).transpose(1, 2).clone(),
+    "clone_permuted": lambda m: _x3(m).permute(2, 0, 1).clone(),
+    "clone_sliced": lambda m: _x3(m)[:, :, ::2].clone(),
+    "clone_expanded": lambda m: _x3(m)[:, :1].expand(2, 3, 4).clone(),
+    "clone_negative_step": lambda m: m.flip(_x3(m), [1]).transpose(0, 2).clone(),
+    "clone_preserve_format": lambda m: _x3(m).transpose(0, 1).clone(memory_format=m.preserve_format),
+    "clone_contiguous_format": lambda m: _x3(m).transpose(1, 2).clone(memory_format=m.contiguous_format),
+    "clone_channels_last": lambda m: m.arange(48.0).reshape(2, 3, 2, 4).clone(memory_format=m.channels_last),
+    "clone_channels_last_3d": lambda m: m.ones(2, 3, 2, 1, 4).clone(memory_format=m.channels_last_3d),
+    "clone_channels_last_wrong_rank": lambda m: _x3(m).clone(memory_format=m.channels_last),
+    "contiguous": lambda m: _x3(m).transpose(1, 2).contiguous(),
+    "contiguous_channels_last": lambda m: m.arange(48.0).reshape(2, 3, 2, 4).contiguous(memory_format=m.channels_last),
+    "reshape_of_transposed": lambda m: _x3(m).transpose(1, 2).reshape(2, 12),
+    "t_copy": lambda m: m.t_copy(_x3(m)[0]),
+    "transpose_copy": lambda m: m.transpose_copy(_x3(m), 1, 2),
+    "alias_copy": lambda m: m.alias_copy(_x3(m).transpose(1, 2)),
+    "expand_copy": lambda m: m.expand_copy(_x3(m)[:, :1], (2, 3, 4)),
+}
+
+
+def _layout_of(call: Callable[[], Any]) -> Any:
+    try:
+        r = call()
+    except Exception as e:  # the type is what is compared
+        return type(e).__name__
+    return tuple(r.shape), tuple(r.stride()), r.is_contiguous(), r.tolist()
+
+
+@pytest.mark.parametrize("name", list(CLONES))
+def test_clone_layouts(name: str) -> None:
+    assert _layout_of(lambda: CLONES[name](G)) == _layout_of(lambda: CLONES[name](torch))
+
+
+def test_clone_of_a_transposed_tensor_is_not_viewable_flat_as_in_pytorch() -> None:
+    for m in (G, torch):
+        c = _x3(m).transpose(1, 2).clone()
+        assert not c.is_contiguous()
+        with pytest.raises(RuntimeError):
+            c.view(-1)
+        assert c.contiguous().view(-1).tolist() == _x3(m).transpose(1, 2).reshape(-1).tolist()
+
+
+def test_clone_keeps_gradients_and_meta_layout() -> None:
+    x = G.arange(6.0).reshape(2, 3).requires_grad_()
+    y = x.t().clone()
+    (y * G.arange(6.0).reshape(3, 2)).sum().backward()
+    assert x.grad.tolist() == G.arange(6.0).reshape(3, 2).t().tolist()
+    meta = _x3(G).to("meta").transpose(1, 2)
+    assert meta.clone().stride() == _x3(G).transpose(1, 2).clone().stride()
+    assert meta.contiguous().stride() == (12, 3, 1)
+    with pytest.raises(TypeError):
+        _x3(G).clone(memory_format="channels_first")
+
+
+@pytest.mark.parametrize("fmt", ["contiguous_format", "channels_last"])
+def test_is_contiguous_in_a_memory_format(fmt: str) -> None:
+    def case(m: Any) -> list[bool]:
+        y = m.arange(48.0).reshape(2, 3, 2, 4)
+        f = getattr(m, fmt)
+        return [y.is_contiguous(memory_format=f), y.contiguous(memory_format=m.channels_last).is_contiguous(
+            memory_format=f), y.permute(0, 2, 3, 1).is_contiguous(memory_format=f)]
+    assert case(G) == case(torch)
