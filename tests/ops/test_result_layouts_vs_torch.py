@@ -217,3 +217,44 @@ def test_is_contiguous_in_a_memory_format(fmt: str) -> None:
         return [y.is_contiguous(memory_format=f), y.contiguous(memory_format=m.channels_last).is_contiguous(
             memory_format=f), y.permute(0, 2, 3, 1).is_contiguous(memory_format=f)]
     assert case(G) == case(torch)
+
+
+# -- the *_like factories take their input's layout (preserve_format) ---------------------------------------
+LIKES: dict[str, Callable[[Any, Any], Any]] = {
+    "empty_like": lambda m, x: m.empty_like(x),
+    "zeros_like": lambda m, x: m.zeros_like(x),
+    "ones_like": lambda m, x: m.ones_like(x),
+    "full_like": lambda m, x: m.full_like(x, 2.5),
+    "rand_like": lambda m, x: m.rand_like(x),
+    "randn_like": lambda m, x: m.randn_like(x),
+    "randint_like": lambda m, x: m.randint_like(x, 5),
+    "zeros_like_dtype": lambda m, x: m.zeros_like(x, dtype=m.int64),
+    "ones_like_contiguous_format": lambda m, x: m.ones_like(x, memory_format=m.contiguous_format),
+    "zeros_like_preserve_format": lambda m, x: m.zeros_like(x, memory_format=m.preserve_format),
+}
+LIKE_INPUTS: dict[str, Callable[[Any], Any]] = {
+    "transposed": lambda m: _x3(m).transpose(1, 2),
+    "permuted": lambda m: _x3(m).permute(2, 0, 1),
+    "sliced": lambda m: _x3(m)[:, :, ::2],
+    "expanded": lambda m: _x3(m)[:, :1].expand(2, 3, 4),
+    "contiguous": _x3,
+}
+
+
+@pytest.mark.parametrize("source", list(LIKE_INPUTS))
+@pytest.mark.parametrize("name", list(LIKES))
+def test_like_factories_take_the_input_layout(name: str, source: str) -> None:
+    ours = LIKES[name](G, LIKE_INPUTS[source](G))
+    theirs = LIKES[name](torch, LIKE_INPUTS[source](torch))
+    assert (tuple(ours.shape), tuple(ours.stride()), str(ours.dtype).rpartition(".")[2]) == \
+        (tuple(theirs.shape), tuple(theirs.stride()), str(theirs.dtype).rpartition(".")[2])
+    if name in ("zeros_like", "ones_like", "full_like", "zeros_like_dtype"):
+        assert ours.tolist() == theirs.tolist()
+
+
+def test_like_factories_keep_requires_grad_and_meta_layout() -> None:
+    x = _x3(G).transpose(1, 2)
+    r = G.ones_like(x, requires_grad=True)
+    assert r.requires_grad and r.is_leaf and r.stride() == (12, 1, 4)
+    assert G.zeros_like(x.to("meta")).stride() == (12, 1, 4)
+    assert G.empty_like(_x3(G).reshape(2, 3, 2, 2), memory_format=G.channels_last).stride() == (12, 1, 6, 3)
