@@ -112,6 +112,7 @@ class Binding:
     params: tuple[Param, ...]
     cases: tuple[Case, ...]
     overloads: tuple[str, ...]   # schemas, for error messages and stubs
+    tensor_varargs: bool = False  # Note [Tensors as varargs]: the first parameter is `*name`
 
     @property
     def overloads_literal(self) -> str:
@@ -122,7 +123,11 @@ class Binding:
     def signature(self) -> str:
         parts: list[str] = []
         star = False
-        for p in self.params:
+        for i, p in enumerate(self.params):
+            if i == 0 and self.tensor_varargs:
+                parts.append(f"*{p.name}")
+                star = True
+                continue
             if p.kwonly and not star:
                 parts.append("*")
                 star = True
@@ -136,7 +141,8 @@ def group_bindings(functions: list[NativeFunction]) -> list[Binding]:
     for f in functions:
         if f.variants:
             groups.setdefault(f.func.name.name, []).append(f)
-        elif f.kind == SchemaKind.out and f.root.variants & {Variant.function}:
+        elif (f.kind == SchemaKind.out and f.root.variants & {Variant.function}
+              and f.func.name.name not in OUT_REFUSED):  # Note [Names whose binding refuses out=]
             groups.setdefault(f.func.name.name, []).append(f)
     bindings: list[Binding] = []
     problems: list[Diagnostic] = []
@@ -350,7 +356,28 @@ def make_binding(name: str, overloads: list[NativeFunction], borrowed: list[Nati
             raise OverloadClash(f"overloads of '{name}' can't be told apart in Python: "
                                 f"{'; '.join(str(g.func) for g in clash)} (the other is at {clash[0].loc})",
                                 clash[1].loc)
-    return Binding(name, tuple(params), tuple(cases), tuple(str(f.func) for f in overloads))
+    return Binding(name, tuple(params), tuple(cases), tuple(str(f.func) for f in overloads),
+                   _takes_tensor_varargs(overloads))
+
+
+# Note [Tensors as varargs]
+# PyTorch writes the functions whose one argument is a Tensor in one overload and a Tensor[] in its twin
+# (`atleast_1d(Tensor self)`, `atleast_1d.Sequence(Tensor[] self)`) in Python over its binding
+# (torch/functional.py), taking the tensors one by one too: `atleast_1d(a, b)` is `atleast_1d((a, b))`, and no
+# tensor at all (`atleast_1d()`, `atleast_1d([])`) gives an empty tuple. opgen's binding for such a name takes
+# `*input` (so `input=` is refused, as PyTorch refuses it); `runtime.opcall.tensor_varargs` turns the
+# arguments back into the one value the overloads are chosen from, and an empty list returns `()` before any
+# dispatch (there is no tensor to dispatch on; the Sequence form maps each tensor, so nothing maps to nothing).
+def _takes_tensor_varargs(overloads: list[NativeFunction]) -> bool:
+    """Whether a binding's overloads are one Tensor form and its Tensor[] twin, each of one argument."""
+    plain = [f for f in overloads if f.kind != SchemaKind.out]
+    if len(plain) != 2 or len(plain) != len(overloads):
+        return False
+    types = sorted(str(a.type) for f in plain for a in f.func.arguments.flat_all)
+    returns = sorted(str(r.type) for f in plain for r in f.func.returns)
+    names = {a.name for f in plain for a in f.func.arguments.flat_all}
+    return (types == ["Tensor", "Tensor[]"] and returns == ["Tensor", "Tensor[]"] and len(names) == 1
+            and all(Variant.function in f.variants for f in plain))
 
 
 def _positional_alias(f: NativeFunction, params: list[Param]) -> tuple[str, str] | None:
@@ -369,6 +396,21 @@ def _positional_alias(f: NativeFunction, params: list[Param]) -> tuple[str, str]
     return None
 
 
+# Note [Names whose binding refuses out=]
+# PyTorch's Python binding takes `out=` only where an op has an out form; opgen gives every other functional
+# op one (Note [out= for ops without an out overload]), except these names, whose every PyTorch overload
+# refuses `out=` (measured against torch 2.13: `torch.repeat_interleave(r, out=t)` and `torch.relu(x, out=y)`
+# are TypeErrors, as they are here). An out overload of such a name (`relu.out`, derived from its pointwise
+# entry) stays an op that the runtime may call; the Python binding leaves it out.
+OUT_REFUSED: frozenset[str] = frozenset({
+    "argwhere", "atleast_1d", "atleast_2d", "atleast_3d", "binary_cross_entropy_with_logits", "bincount", "cdist",
+    "clone", "combinations", "corrcoef", "cosine_similarity", "cov", "det", "diag_embed", "diagflat",
+    "diagonal_scatter", "dist", "embedding", "fliplr", "flipud", "group_norm", "isclose", "isfinite", "isinf",
+    "isnan", "isreal", "kl_div", "logdet", "matrix_exp", "max_pool2d", "pairwise_distance", "pinverse", "prelu",
+    "relu", "repeat_interleave", "roll", "rot90", "selu", "trace", "unique", "unique_consecutive",
+})
+
+
 def _out_fallback(name: str, overloads: list[NativeFunction], params: list[Param], cases: list[Case],
                   owners: list[NativeFunction]) -> tuple[list[Param], list[Case], list[NativeFunction]]:
     """Note [out= for ops without an out overload]: a functional op that declares no `.out` overload still
@@ -379,7 +421,7 @@ def _out_fallback(name: str, overloads: list[NativeFunction], params: list[Param
     that returns one Tensor and has no out form gets its own out= case, beside the out overloads of the
     others (`div(a, b, rounding_mode='floor', out=t)` next to `div.out`) or the overloads that can't write
     into `out` (`nonzero(x, out=t)` but not with `as_tuple=True`)."""
-    if name.endswith("_") or name.startswith("_"):
+    if name.endswith("_") or name.startswith("_") or name in OUT_REFUSED:
         return params, cases, owners
     has_out = any(p.name == "out" for p in params)
     whole = all(f.func.returns and all(str(r.type) == "Tensor" and not r.annotation for r in f.func.returns)

@@ -108,6 +108,10 @@ def _signature_line(binding: Binding, overloads: list[NativeFunction], method: b
             parts.append("*")
             star = True
         name = "self" if method and i == 0 else p.name
+        if i == 0 and binding.tensor_varargs and not method:  # Note [Tensors as varargs] (api_python.py)
+            parts.append(f"*{name}")
+            star = True
+            continue
         default = real_default(p, overloads)
         parts.append(name if default in (REQUIRED, NOT_GIVEN) else f"{name}={_shown(default)}")
     prefix = "Tensor." if method else ""

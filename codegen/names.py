@@ -59,6 +59,7 @@ OPERATOR_DUNDERS: frozenset[str] = frozenset(
 GENERATED_BUILTINS: frozenset[str] = frozenset({
     "len", "isinstance", "locals", "globals", "type", "getattr", "setattr", "object", "list", "str", "bool",
     "int", "AttributeError", "RuntimeError", "ValueError",
+    "tuple",  # Note [Tensors as varargs] (codegen/api_python.py)
 })  # fmt: skip
 
 

@@ -21,6 +21,12 @@ from codegen.native import NativeFunction
 from codegen.schema_parser import default_value
 from runtime.vocabulary import PromoteKind
 
+# Pointwise ops whose PyTorch CPU result is row-major whatever the inputs' layout (measured against torch
+# 2.13: its masked_fill clones `self` contiguous before filling, its log_sigmoid writes a fresh buffer), where
+# every other pointwise result follows its inputs' layout (Note [Pointwise output strides] in
+# runtime/kernels/dense_copy.py). Their CPU and Meta kernels lay the result out row-major.
+ROW_MAJOR_RESULTS: frozenset[str] = frozenset({"masked_fill", "log_sigmoid"})
+
 
 @dataclass(frozen=True, kw_only=True)
 class PointwiseKernel:
@@ -36,6 +42,7 @@ class PointwiseKernel:
     conditions: tuple[str, ...] = ()  # tensors used as a condition: must be bool (kernel_spec.condition_tensors)
     zero_dim: tuple[str, ...] = ()  # tensors that must be 0-dimensional (PointwiseSpec.zero_dim)
     same_dtype: tuple[tuple[str, bool], ...] = ()  # PointwiseSpec.same_dtype
+    row_major: bool = False  # the result is row-major whatever the inputs' layout (ROW_MAJOR_RESULTS)
 
     @property
     def promote_positions(self) -> tuple[int, ...]:
@@ -59,6 +66,7 @@ def pointwise_kernel(f: NativeFunction, name: Callable[[str], str]) -> dict[str,
         "conditions": tuple(name(t) for t in condition_tensors(spec)),
         "zero_dim": tuple(name(t) for t in spec.zero_dim),
         "same_dtype": tuple((name(t), always) for t, always in spec.same_dtype),
+        "row_major": f.func.name.name in ROW_MAJOR_RESULTS,
     }
 
 

@@ -57,6 +57,8 @@ def add_Tensor(input, other, alpha):
         _k.broadcast_error("add", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -139,6 +141,8 @@ def add_Scalar(input, other, alpha):
         _k.broadcast_error("add", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -225,6 +229,8 @@ def sub_Tensor(input, other, alpha):
         _k.broadcast_error("sub", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -310,6 +316,8 @@ def sub_Scalar(input, other, alpha):
         _k.broadcast_error("sub", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -385,6 +393,8 @@ def mul_Tensor(input, other):
         _k.broadcast_error("mul", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -444,6 +454,8 @@ def mul_Scalar(input, other):
         _k.broadcast_error("mul", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -508,6 +520,8 @@ def div_Tensor(input, other):
         _k.broadcast_error("div", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -570,6 +584,8 @@ def div_Scalar(input, other):
         _k.broadcast_error("div", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -633,6 +649,8 @@ def neg(input):
         _k.broadcast_error("neg", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -690,6 +708,8 @@ def pow_Tensor_Scalar(input, exponent):
         _k.broadcast_error("pow", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -747,6 +767,8 @@ def exp(input):
         _k.broadcast_error("exp", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -804,6 +826,8 @@ def relu(input):
         _k.broadcast_error("relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -869,6 +893,8 @@ def threshold_backward(grad_output, input, threshold):
             _k.broadcast_error("threshold_backward", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -918,6 +944,8 @@ def gt_Tensor(input, other):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -963,6 +991,8 @@ def gt_Scalar(input, other):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1012,6 +1042,8 @@ def floor_divide(input, other):
         _k.broadcast_error("floor_divide", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1080,6 +1112,8 @@ def floor_divide_Scalar(input, other):
         _k.broadcast_error("floor_divide", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1148,6 +1182,8 @@ def pow_Tensor_Tensor(input, exponent):
         _k.broadcast_error("pow", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1210,6 +1246,8 @@ def remainder_Tensor(input, other):
         _k.broadcast_error("remainder", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1278,6 +1316,8 @@ def remainder_Scalar(input, other):
         _k.broadcast_error("remainder", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1348,6 +1388,8 @@ def fmod_Tensor(input, other):
         _k.broadcast_error("fmod", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1416,6 +1458,8 @@ def fmod_Scalar(input, other):
         _k.broadcast_error("fmod", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1483,6 +1527,8 @@ def abs(input):
         _k.broadcast_error("abs", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1537,6 +1583,8 @@ def sign(input):
         _k.broadcast_error("sign", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1594,6 +1642,8 @@ def reciprocal(input):
         _k.broadcast_error("reciprocal", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1651,6 +1701,8 @@ def sqrt(input):
         _k.broadcast_error("sqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1712,6 +1764,8 @@ def rsqrt(input):
             _k.broadcast_error("rsqrt", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1777,6 +1831,8 @@ def square(input):
         _k.broadcast_error("square", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1834,6 +1890,8 @@ def exp2(input):
         _k.broadcast_error("exp2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1891,6 +1949,8 @@ def expm1(input):
         _k.broadcast_error("expm1", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -1948,6 +2008,8 @@ def log(input):
         _k.broadcast_error("log", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2005,6 +2067,8 @@ def log2(input):
         _k.broadcast_error("log2", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2062,6 +2126,8 @@ def log10(input):
         _k.broadcast_error("log10", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2119,6 +2185,8 @@ def log1p(input):
         _k.broadcast_error("log1p", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2176,6 +2244,8 @@ def sin(input):
         _k.broadcast_error("sin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2233,6 +2303,8 @@ def cos(input):
         _k.broadcast_error("cos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2290,6 +2362,8 @@ def tan(input):
         _k.broadcast_error("tan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2347,6 +2421,8 @@ def asin(input):
         _k.broadcast_error("asin", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2404,6 +2480,8 @@ def acos(input):
         _k.broadcast_error("acos", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2461,6 +2539,8 @@ def atan(input):
         _k.broadcast_error("atan", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2519,6 +2599,8 @@ def atan2(input, other):
         _k.broadcast_error("atan2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2578,6 +2660,8 @@ def sinh(input):
         _k.broadcast_error("sinh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2635,6 +2719,8 @@ def cosh(input):
         _k.broadcast_error("cosh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2692,6 +2778,8 @@ def tanh(input):
         _k.broadcast_error("tanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2753,6 +2841,8 @@ def erf(input):
             _k.broadcast_error("erf", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2818,6 +2908,8 @@ def floor(input):
         _k.broadcast_error("floor", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2875,6 +2967,8 @@ def ceil(input):
         _k.broadcast_error("ceil", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2932,6 +3026,8 @@ def round(input):
         _k.broadcast_error("round", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -2989,6 +3085,8 @@ def trunc(input):
         _k.broadcast_error("trunc", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3046,6 +3144,8 @@ def frac(input):
         _k.broadcast_error("frac", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3101,6 +3201,8 @@ def maximum(input, other):
         _k.broadcast_error("maximum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3158,6 +3260,8 @@ def minimum(input, other):
         _k.broadcast_error("minimum", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3227,6 +3331,8 @@ def lerp_Scalar(input, end, weight):
             _k.broadcast_error("lerp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3314,6 +3420,8 @@ def lerp_Tensor(input, end, weight):
             _k.broadcast_error("lerp", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous and a2.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1, a2))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3392,6 +3500,8 @@ def where_self(condition, input, other):
         _k.broadcast_error("where", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous and a2.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1, a2))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3437,6 +3547,8 @@ def lt_Tensor(input, other):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3482,6 +3594,8 @@ def lt_Scalar(input, other):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3527,6 +3641,8 @@ def le_Tensor(input, other):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3572,6 +3688,8 @@ def le_Scalar(input, other):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3617,6 +3735,8 @@ def ge_Tensor(input, other):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3662,6 +3782,8 @@ def ge_Scalar(input, other):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3707,6 +3829,8 @@ def eq_Tensor(input, other):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3752,6 +3876,8 @@ def eq_Scalar(input, other):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3797,6 +3923,8 @@ def ne_Tensor(input, other):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3842,6 +3970,8 @@ def ne_Scalar(input, other):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3887,6 +4017,8 @@ def logical_and(input, other):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3930,6 +4062,8 @@ def logical_or(input, other):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -3973,6 +4107,8 @@ def logical_xor(input, other):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4015,6 +4151,8 @@ def logical_not(input):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4059,6 +4197,8 @@ def bitwise_and_Tensor(input, other):
         _k.broadcast_error("bitwise_and", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4119,6 +4259,8 @@ def bitwise_or_Tensor(input, other):
         _k.broadcast_error("bitwise_or", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4179,6 +4321,8 @@ def bitwise_xor_Tensor(input, other):
         _k.broadcast_error("bitwise_xor", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4238,6 +4382,8 @@ def bitwise_not(input):
         _k.broadcast_error("bitwise_not", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4293,6 +4439,8 @@ def isnan(input):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4334,6 +4482,8 @@ def isinf(input):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4375,6 +4525,8 @@ def isfinite(input):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4428,6 +4580,8 @@ def leaky_relu(input, negative_slope):
             _k.broadcast_error("leaky_relu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4519,6 +4673,8 @@ def elu(input, alpha, scale, input_scale):
             _k.broadcast_error("elu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4608,6 +4764,8 @@ def silu(input):
             _k.broadcast_error("silu", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4677,6 +4835,8 @@ def mish(input):
             _k.broadcast_error("mish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4746,6 +4906,8 @@ def sigmoid(input):
             _k.broadcast_error("sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4815,6 +4977,8 @@ def log_sigmoid(input):
             _k.broadcast_error("log_sigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not r.flags.c_contiguous:
+        r = np.ascontiguousarray(r)
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4892,6 +5056,8 @@ def softplus(input, beta, threshold):
             _k.broadcast_error("softplus", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -4985,6 +5151,8 @@ def hardtanh(input, min_val, max_val):
             _k.broadcast_error("hardtanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -5070,6 +5238,8 @@ def hardsigmoid(input):
             _k.broadcast_error("hardsigmoid", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -5139,6 +5309,8 @@ def hardswish(input):
             _k.broadcast_error("hardswish", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -5207,6 +5379,8 @@ def masked_fill_Scalar(input, mask, value):
         _k.broadcast_error("masked_fill", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not r.flags.c_contiguous:
+        r = np.ascontiguousarray(r)
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -5279,6 +5453,8 @@ def masked_fill_Tensor(input, mask, value):
         _k.broadcast_error("masked_fill", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not r.flags.c_contiguous:
+        r = np.ascontiguousarray(r)
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -5360,6 +5536,8 @@ def addcmul(input, tensor1, tensor2, value):
             _k.broadcast_error("addcmul", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous and a2.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1, a2))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -5453,6 +5631,8 @@ def addcdiv(input, tensor1, tensor2, value):
             _k.broadcast_error("addcdiv", a0, a1, a2)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous and a2.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1, a2))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -5539,6 +5719,8 @@ def logaddexp(input, other):
             _k.broadcast_error("logaddexp", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -5611,6 +5793,8 @@ def hypot(input, other):
             _k.broadcast_error("hypot", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -5678,6 +5862,8 @@ def acosh(input):
         _k.broadcast_error("acosh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -5735,6 +5921,8 @@ def asinh(input):
         _k.broadcast_error("asinh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -5792,6 +5980,8 @@ def atanh(input):
         _k.broadcast_error("atanh", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -5849,6 +6039,8 @@ def erfc(input):
         _k.broadcast_error("erfc", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -5906,6 +6098,8 @@ def lgamma(input):
         _k.broadcast_error("lgamma", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -5963,6 +6157,8 @@ def deg2rad(input):
         _k.broadcast_error("deg2rad", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6020,6 +6216,8 @@ def rad2deg(input):
         _k.broadcast_error("rad2deg", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6082,6 +6280,8 @@ def xlogy_Tensor(input, other):
             _k.broadcast_error("xlogy", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6154,6 +6354,8 @@ def special_xlog1py(input, other):
             _k.broadcast_error("special_xlog1py", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6225,6 +6427,8 @@ def special_ndtr(input):
             _k.broadcast_error("special_ndtr", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6294,6 +6498,8 @@ def sinc(input):
             _k.broadcast_error("sinc", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6361,6 +6567,8 @@ def fmax(input, other):
             _k.broadcast_error("fmax", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6430,6 +6638,8 @@ def fmin(input, other):
             _k.broadcast_error("fmin", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6501,6 +6711,8 @@ def heaviside(input, values):
             _k.broadcast_error("heaviside", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6570,6 +6782,8 @@ def isposinf(input):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6611,6 +6825,8 @@ def isneginf(input):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6652,6 +6868,8 @@ def signbit(input):
     dt = _dtypes.bool_
     r = np.asarray(r, dtype=np.bool_)
 
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6696,6 +6914,8 @@ def copysign_Tensor(input, other):
         _k.broadcast_error("copysign", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6756,6 +6976,8 @@ def nextafter(input, other):
         _k.broadcast_error("nextafter", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6820,6 +7042,8 @@ def logaddexp2(input, other):
             _k.broadcast_error("logaddexp2", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6888,6 +7112,8 @@ def gcd(input, other):
         _k.broadcast_error("gcd", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -6948,6 +7174,8 @@ def lcm(input, other):
         _k.broadcast_error("lcm", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -7008,6 +7236,8 @@ def bitwise_left_shift_Tensor(input, other):
         _k.broadcast_error("bitwise_left_shift", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -7070,6 +7300,8 @@ def bitwise_left_shift_Tensor_Scalar(input, other):
         _k.broadcast_error("bitwise_left_shift", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -7134,6 +7366,8 @@ def bitwise_right_shift_Tensor(input, other):
         _k.broadcast_error("bitwise_right_shift", a0, a1)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous and a1.flags.c_contiguous):
+        r = _k.laid_out(r, (a0, a1))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt
@@ -7196,6 +7430,8 @@ def bitwise_right_shift_Tensor_Scalar(input, other):
         _k.broadcast_error("bitwise_right_shift", a0)
     if r.__class__ is not _ndarray or r.dtype is not dt.np:
         r = np.asarray(r, dtype=dt.np)
+    if r.ndim > 1 and not (a0.flags.c_contiguous):
+        r = _k.laid_out(r, (a0,))
     t = _new(Tensor)
     t._data = r
     t._dtype = dt

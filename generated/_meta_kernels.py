@@ -1269,7 +1269,7 @@ def sigmoid_out(input, out):
 
 def log_sigmoid(input):
     dt = _k.result_dtype("log_sigmoid", "common", ('float16', 'bfloat16', 'float32', 'float64'), (input,))
-    return _m.new("log_sigmoid", dt, (input,))
+    return _m.new("log_sigmoid", dt, (input,), row_major=True)
 
 
 def log_sigmoid_inplace(input):
@@ -1372,7 +1372,7 @@ def masked_fill_Scalar(input, mask, value):
     dt = _k.result_dtype("masked_fill", "common", None, (input, mask))
     if value.__class__ is int:
         _k.checked_int_scalar("masked_fill", "value", dt, value)
-    return _m.new("masked_fill", dt, (input, mask))
+    return _m.new("masked_fill", dt, (input, mask), row_major=True)
 
 
 def masked_fill_Scalar_inplace(input, mask, value):
@@ -1399,7 +1399,7 @@ def masked_fill_Tensor(input, mask, value):
     if mask._dtype is not _BOOL:
         _c.check_condition("masked_fill", "mask", mask)
     dt = _k.result_dtype("masked_fill", "common", None, (input, mask, value), follow=(2,))
-    return _m.new("masked_fill", dt, (input, mask, value))
+    return _m.new("masked_fill", dt, (input, mask, value), row_major=True)
 
 
 def masked_fill_Tensor_inplace(input, mask, value):

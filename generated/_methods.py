@@ -224,8 +224,8 @@ METHODS = {
         (('self', False, _REQ), ('dim', False, -1), ('descending', False, False), ('stable', True, _NG), ('out', True, None), ),
     ),
     "argwhere": (
-        'Tensor.argwhere(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.argwhere and Tensor.argwhere\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argwhere(Tensor self) -> Tensor',
-        (('self', False, _REQ), ('out', True, None), ),
+        'Tensor.argwhere(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.argwhere and Tensor.argwhere\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argwhere(Tensor self) -> Tensor',
+        (('self', False, _REQ), ),
     ),
     "as_strided": (
         'Tensor.as_strided(self, size, stride, storage_offset=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    size (int or sequence of ints)\n    stride (int or sequence of ints)\n    storage_offset (int, optional, default None)\n\nForms: functional: opgen.as_strided and Tensor.as_strided; in-place: opgen.as_strided_ and Tensor.as_strided_\nDifferentiable: yes, for input (derivatives.yaml; backward node AsStridedBackward0)\n\nSchemas (native_functions.yaml):\n    as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)',
@@ -292,8 +292,8 @@ METHODS = {
         (('self', False, _REQ), ('p', False, _NG), ('generator', True, None), ),
     ),
     "bincount": (
-        'Tensor.bincount(self, weights=None, minlength=0, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    weights (Tensor, optional, default None)\n    minlength (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bincount and Tensor.bincount\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor',
-        (('self', False, _REQ), ('weights', False, None), ('minlength', False, 0), ('out', True, None), ),
+        'Tensor.bincount(self, weights=None, minlength=0) -> Tensor\n\nArguments:\n    self (Tensor)\n    weights (Tensor, optional, default None)\n    minlength (int, default 0)\n\nForms: functional: opgen.bincount and Tensor.bincount\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor',
+        (('self', False, _REQ), ('weights', False, None), ('minlength', False, 0), ),
     ),
     "bitwise_and": (
         'Tensor.bitwise_and(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bitwise_and and Tensor.bitwise_and; in-place: Tensor.bitwise_and_; out=: opgen.bitwise_and(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor\n    bitwise_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
@@ -408,8 +408,8 @@ METHODS = {
         (('self', False, _REQ), ('min', False, None), ('max', False, None), ),
     ),
     "clone": (
-        'Tensor.clone(self, *, memory_format=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    memory_format (memory format, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clone and Tensor.clone\nDifferentiable: yes, for input (derivatives.yaml; backward node CloneBackward0)\n\nSchemas (native_functions.yaml):\n    clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor',
-        (('self', False, _REQ), ('memory_format', True, None), ('out', True, None), ),
+        'Tensor.clone(self, *, memory_format=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    memory_format (memory format, optional, default None)\n\nForms: functional: opgen.clone and Tensor.clone\nDifferentiable: yes, for input (derivatives.yaml; backward node CloneBackward0)\n\nSchemas (native_functions.yaml):\n    clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor',
+        (('self', False, _REQ), ('memory_format', True, None), ),
     ),
     "conj": (
         'Tensor.conj(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.conj and Tensor.conj\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    conj(Tensor(a) self) -> Tensor(a)',
@@ -436,8 +436,8 @@ METHODS = {
         (('self', False, _REQ), ('other', False, _REQ), ),
     ),
     "corrcoef": (
-        'Tensor.corrcoef(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.corrcoef and Tensor.corrcoef\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    corrcoef(Tensor self) -> Tensor',
-        (('self', False, _REQ), ('out', True, None), ),
+        'Tensor.corrcoef(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.corrcoef and Tensor.corrcoef\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    corrcoef(Tensor self) -> Tensor',
+        (('self', False, _REQ), ),
     ),
     "cos": (
         'Tensor.cos(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cos and Tensor.cos; in-place: Tensor.cos_; out=: opgen.cos(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node CosBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    cos(Tensor self) -> Tensor\n    cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -460,8 +460,8 @@ METHODS = {
         (('self', False, _REQ), ('dim', False, None), ('out', True, None), ),
     ),
     "cov": (
-        'Tensor.cov(self, *, correction=1, fweights=None, aweights=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    correction (int, default 1)\n    fweights (Tensor, optional, default None)\n    aweights (Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cov and Tensor.cov\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor',
-        (('self', False, _REQ), ('correction', True, 1), ('fweights', True, None), ('aweights', True, None), ('out', True, None), ),
+        'Tensor.cov(self, *, correction=1, fweights=None, aweights=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    correction (int, default 1)\n    fweights (Tensor, optional, default None)\n    aweights (Tensor, optional, default None)\n\nForms: functional: opgen.cov and Tensor.cov\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor',
+        (('self', False, _REQ), ('correction', True, 1), ('fweights', True, None), ('aweights', True, None), ),
     ),
     "cross": (
         'Tensor.cross(self, other, dim=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cross and Tensor.cross\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cross(Tensor self, Tensor other, int? dim=None) -> Tensor',
@@ -492,28 +492,28 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "det": (
-        'Tensor.det(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.det and Tensor.det\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    det(Tensor self) -> Tensor',
-        (('self', False, _REQ), ('out', True, None), ),
+        'Tensor.det(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.det and Tensor.det\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    det(Tensor self) -> Tensor',
+        (('self', False, _REQ), ),
     ),
     "diag": (
         'Tensor.diag(self, diagonal=0, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    diagonal (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diag and Tensor.diag\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diag(Tensor self, int diagonal=0) -> Tensor',
         (('self', False, _REQ), ('diagonal', False, 0), ('out', True, None), ),
     ),
     "diag_embed": (
-        'Tensor.diag_embed(self, offset=0, dim1=-2, dim2=-1, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    offset (int, default 0)\n    dim1 (int, default -2)\n    dim2 (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diag_embed and Tensor.diag_embed\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor',
-        (('self', False, _REQ), ('offset', False, 0), ('dim1', False, -2), ('dim2', False, -1), ('out', True, None), ),
+        'Tensor.diag_embed(self, offset=0, dim1=-2, dim2=-1) -> Tensor\n\nArguments:\n    self (Tensor)\n    offset (int, default 0)\n    dim1 (int, default -2)\n    dim2 (int, default -1)\n\nForms: functional: opgen.diag_embed and Tensor.diag_embed\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor',
+        (('self', False, _REQ), ('offset', False, 0), ('dim1', False, -2), ('dim2', False, -1), ),
     ),
     "diagflat": (
-        'Tensor.diagflat(self, offset=0, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    offset (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diagflat and Tensor.diagflat\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagflat(Tensor self, int offset=0) -> Tensor',
-        (('self', False, _REQ), ('offset', False, 0), ('out', True, None), ),
+        'Tensor.diagflat(self, offset=0) -> Tensor\n\nArguments:\n    self (Tensor)\n    offset (int, default 0)\n\nForms: functional: opgen.diagflat and Tensor.diagflat\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagflat(Tensor self, int offset=0) -> Tensor',
+        (('self', False, _REQ), ('offset', False, 0), ),
     ),
     "diagonal": (
         'Tensor.diagonal(self, offset=0, dim1=0, dim2=1) -> Tensor\n\nArguments:\n    self (Tensor)\n    offset (int, default 0)\n    dim1 (int, default 0)\n    dim2 (int, default 1)\n\nForms: functional: opgen.diagonal and Tensor.diagonal\nDifferentiable: yes, for input (derivatives.yaml; backward node DiagonalBackward0)\n\nSchemas (native_functions.yaml):\n    diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)',
         (('self', False, _REQ), ('offset', False, 0), ('dim1', False, 0), ('dim2', False, 1), ),
     ),
     "diagonal_scatter": (
-        'Tensor.diagonal_scatter(self, src, offset=0, dim1=0, dim2=1, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    src (Tensor)\n    offset (int, default 0)\n    dim1 (int, default 0)\n    dim2 (int, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diagonal_scatter and Tensor.diagonal_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor',
-        (('self', False, _REQ), ('src', False, _REQ), ('offset', False, 0), ('dim1', False, 0), ('dim2', False, 1), ('out', True, None), ),
+        'Tensor.diagonal_scatter(self, src, offset=0, dim1=0, dim2=1) -> Tensor\n\nArguments:\n    self (Tensor)\n    src (Tensor)\n    offset (int, default 0)\n    dim1 (int, default 0)\n    dim2 (int, default 1)\n\nForms: functional: opgen.diagonal_scatter and Tensor.diagonal_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor',
+        (('self', False, _REQ), ('src', False, _REQ), ('offset', False, 0), ('dim1', False, 0), ('dim2', False, 1), ),
     ),
     "diff": (
         'Tensor.diff(self, n=1, dim=-1, prepend=None, append=None, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    n (int, default 1)\n    dim (int, default -1)\n    prepend (Tensor, optional, default None)\n    append (Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diff and Tensor.diff\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor',
@@ -524,8 +524,8 @@ METHODS = {
         (('self', False, _REQ), ('out', True, None), ),
     ),
     "dist": (
-        'Tensor.dist(self, other, p=2, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    p (number, default 2)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.dist and Tensor.dist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dist(Tensor self, Tensor other, Scalar p=2) -> Tensor',
-        (('self', False, _REQ), ('other', False, _REQ), ('p', False, 2), ('out', True, None), ),
+        'Tensor.dist(self, other, p=2) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    p (number, default 2)\n\nForms: functional: opgen.dist and Tensor.dist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dist(Tensor self, Tensor other, Scalar p=2) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('p', False, 2), ),
     ),
     "div": (
         'Tensor.div(self, other, *, rounding_mode=None, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor or number)\n    rounding_mode (str, optional, default None; taken by div.Scalar_mode, div.Tensor_mode)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.div and Tensor.div; in-place: Tensor.div_; out=: opgen.div(..., out=t)\nDifferentiable: div.Tensor: yes, for input, other (derivatives.yaml; backward node DivBackward0); div.Scalar: yes, for input (derivatives.yaml; backward node DivBackward0); div.Tensor_mode: yes, for input, other (derivatives.yaml; backward node DivBackward2); div.Scalar_mode: yes, for input (derivatives.yaml; backward node DivBackward2) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    div.Tensor(Tensor self, Tensor other) -> Tensor\n    div.Scalar(Tensor self, Scalar other) -> Tensor\n    div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor\n    div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor\n    div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n    div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)',
@@ -636,12 +636,12 @@ METHODS = {
         (('self', False, _REQ), ('start_dim', False, 0), ('end_dim', False, -1), ),
     ),
     "fliplr": (
-        'Tensor.fliplr(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fliplr and Tensor.fliplr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fliplr(Tensor self) -> Tensor',
-        (('self', False, _REQ), ('out', True, None), ),
+        'Tensor.fliplr(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.fliplr and Tensor.fliplr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fliplr(Tensor self) -> Tensor',
+        (('self', False, _REQ), ),
     ),
     "flipud": (
-        'Tensor.flipud(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.flipud and Tensor.flipud\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    flipud(Tensor self) -> Tensor',
-        (('self', False, _REQ), ('out', True, None), ),
+        'Tensor.flipud(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.flipud and Tensor.flipud\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    flipud(Tensor self) -> Tensor',
+        (('self', False, _REQ), ),
     ),
     "float_power": (
         'Tensor.float_power(self, exponent, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor or number)\n    exponent (Tensor or number)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.float_power and Tensor.float_power\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor\n    float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor\n    float_power.Scalar(Scalar self, Tensor exponent) -> Tensor',
@@ -848,20 +848,20 @@ METHODS = {
         (('self', False, _REQ), ('out', True, None), ),
     ),
     "isclose": (
-        'Tensor.isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    rtol (float, default 1e-05)\n    atol (float, default 1e-08)\n    equal_nan (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isclose and Tensor.isclose\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor',
-        (('self', False, _REQ), ('other', False, _REQ), ('rtol', False, 1e-05), ('atol', False, 1e-08), ('equal_nan', False, False), ('out', True, None), ),
+        'Tensor.isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    rtol (float, default 1e-05)\n    atol (float, default 1e-08)\n    equal_nan (bool, default False)\n\nForms: functional: opgen.isclose and Tensor.isclose\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor',
+        (('self', False, _REQ), ('other', False, _REQ), ('rtol', False, 1e-05), ('atol', False, 1e-08), ('equal_nan', False, False), ),
     ),
     "isfinite": (
-        'Tensor.isfinite(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isfinite and Tensor.isfinite; out=: opgen.isfinite(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isfinite(Tensor self) -> Tensor\n    isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
-        (('self', False, _REQ), ('out', True, None), ),
+        'Tensor.isfinite(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.isfinite and Tensor.isfinite; out=: opgen.isfinite(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    isfinite(Tensor self) -> Tensor',
+        (('self', False, _REQ), ),
     ),
     "isinf": (
-        'Tensor.isinf(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isinf and Tensor.isinf; out=: opgen.isinf(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isinf(Tensor self) -> Tensor\n    isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
-        (('self', False, _REQ), ('out', True, None), ),
+        'Tensor.isinf(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.isinf and Tensor.isinf; out=: opgen.isinf(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    isinf(Tensor self) -> Tensor',
+        (('self', False, _REQ), ),
     ),
     "isnan": (
-        'Tensor.isnan(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isnan and Tensor.isnan; out=: opgen.isnan(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isnan(Tensor self) -> Tensor\n    isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
-        (('self', False, _REQ), ('out', True, None), ),
+        'Tensor.isnan(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.isnan and Tensor.isnan; out=: opgen.isnan(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    isnan(Tensor self) -> Tensor',
+        (('self', False, _REQ), ),
     ),
     "isneginf": (
         'Tensor.isneginf(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isneginf and Tensor.isneginf; out=: opgen.isneginf(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isneginf(Tensor self) -> Tensor\n    isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -872,8 +872,8 @@ METHODS = {
         (('self', False, _REQ), ('out', True, None), ),
     ),
     "isreal": (
-        'Tensor.isreal(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isreal and Tensor.isreal\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isreal(Tensor self) -> Tensor',
-        (('self', False, _REQ), ('out', True, None), ),
+        'Tensor.isreal(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.isreal and Tensor.isreal\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isreal(Tensor self) -> Tensor',
+        (('self', False, _REQ), ),
     ),
     "kron": (
         'Tensor.kron(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.kron and Tensor.kron\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    kron(Tensor self, Tensor other) -> Tensor',
@@ -1000,8 +1000,8 @@ METHODS = {
         (('self', False, _REQ), ('dim', False, _REQ), ('out', True, None), ),
     ),
     "logdet": (
-        'Tensor.logdet(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logdet and Tensor.logdet\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    logdet(Tensor self) -> Tensor',
-        (('self', False, _REQ), ('out', True, None), ),
+        'Tensor.logdet(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.logdet and Tensor.logdet\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    logdet(Tensor self) -> Tensor',
+        (('self', False, _REQ), ),
     ),
     "logical_and": (
         'Tensor.logical_and(self, other, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    other (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logical_and and Tensor.logical_and; out=: opgen.logical_and(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    logical_and(Tensor self, Tensor other) -> Tensor\n    logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)',
@@ -1056,8 +1056,8 @@ METHODS = {
         (('self', False, _REQ), ('other', False, _REQ), ('out', True, None), ),
     ),
     "matrix_exp": (
-        'Tensor.matrix_exp(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.matrix_exp and Tensor.matrix_exp\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matrix_exp(Tensor self) -> Tensor',
-        (('self', False, _REQ), ('out', True, None), ),
+        'Tensor.matrix_exp(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.matrix_exp and Tensor.matrix_exp\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matrix_exp(Tensor self) -> Tensor',
+        (('self', False, _REQ), ),
     ),
     "matrix_power": (
         'Tensor.matrix_power(self, n, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    n (int)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.matrix_power and Tensor.matrix_power\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matrix_power(Tensor self, int n) -> Tensor',
@@ -1248,8 +1248,8 @@ METHODS = {
         (('self', False, _REQ), ('vec2', False, _REQ), ('out', True, None), ),
     ),
     "pinverse": (
-        'Tensor.pinverse(self, rcond=1e-15, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    rcond (float, default 1e-15)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.pinverse and Tensor.pinverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    pinverse(Tensor self, float rcond=1e-15) -> Tensor',
-        (('self', False, _REQ), ('rcond', False, 1e-15), ('out', True, None), ),
+        'Tensor.pinverse(self, rcond=1e-15) -> Tensor\n\nArguments:\n    self (Tensor)\n    rcond (float, default 1e-15)\n\nForms: functional: opgen.pinverse and Tensor.pinverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    pinverse(Tensor self, float rcond=1e-15) -> Tensor',
+        (('self', False, _REQ), ('rcond', False, 1e-15), ),
     ),
     "positive": (
         'Tensor.positive(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.positive and Tensor.positive\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    positive(Tensor(a) self) -> Tensor(a)',
@@ -1264,8 +1264,8 @@ METHODS = {
         (('self', False, _REQ), ('exponent', False, _REQ), ),
     ),
     "prelu": (
-        'Tensor.prelu(self, weight, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    weight (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.prelu and Tensor.prelu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    prelu(Tensor self, Tensor weight) -> Tensor',
-        (('self', False, _REQ), ('weight', False, _REQ), ('out', True, None), ),
+        'Tensor.prelu(self, weight) -> Tensor\n\nArguments:\n    self (Tensor)\n    weight (Tensor)\n\nForms: functional: opgen.prelu and Tensor.prelu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    prelu(Tensor self, Tensor weight) -> Tensor',
+        (('self', False, _REQ), ('weight', False, _REQ), ),
     ),
     "prod": (
         'Tensor.prod(self, *, dtype=None) -> Tensor\nTensor.prod(self, dim, keepdim=False, *, dtype=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim (int; may be left out: only prod.dim_int takes it)\n    keepdim (bool, default False; taken by prod.dim_int)\n    dtype (dtype, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.prod and Tensor.prod\nDifferentiable: prod: yes, for input (derivatives.yaml; backward node ProdBackward0); prod.dim_int: yes, for input (derivatives.yaml; backward node ProdBackward1)\n\nSchemas (native_functions.yaml):\n    prod(Tensor self, *, ScalarType? dtype=None) -> Tensor\n    prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor',
@@ -1308,8 +1308,8 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "relu": (
-        'Tensor.relu(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.relu and Tensor.relu; in-place: Tensor.relu_; out=: opgen.relu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ReluBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    relu(Tensor self) -> Tensor\n    relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
-        (('self', False, _REQ), ('out', True, None), ),
+        'Tensor.relu(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.relu and Tensor.relu; in-place: Tensor.relu_; out=: opgen.relu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ReluBackward0)\n\nSchemas (native_functions.yaml):\n    relu(Tensor self) -> Tensor',
+        (('self', False, _REQ), ),
     ),
     "relu_": (
         'Tensor.relu_(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.relu and Tensor.relu; in-place: Tensor.relu_; out=: opgen.relu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ReluBackward0)\n\nSchemas (native_functions.yaml):\n    relu_(Tensor(a!) self) -> Tensor(a!)',
@@ -1328,8 +1328,8 @@ METHODS = {
         (('self', False, _REQ), ('p', False, _REQ), ('dim', False, _REQ), ('maxnorm', False, _REQ), ('out', True, None), ),
     ),
     "repeat_interleave": (
-        'Tensor.repeat_interleave(self, repeats, dim=None, *, output_size=None) -> Tensor\nTensor.repeat_interleave(self, repeats, dim=None, *, output_size=None) -> Tensor\nTensor.repeat_interleave(self, *, output_size=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    repeats (int or Tensor; may be left out: only repeat_interleave.self_Tensor, repeat_interleave.self_int take it)\n    dim (int, optional, default None; taken by repeat_interleave.self_Tensor, repeat_interleave.self_int)\n    output_size (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.Tensor(Tensor self, *, SymInt? output_size=None) -> Tensor',
-        (('self', False, _REQ), ('repeats', False, _NG), ('dim', False, None), ('output_size', True, None), ('out', True, None), ),
+        'Tensor.repeat_interleave(self, repeats, dim=None, *, output_size=None) -> Tensor\nTensor.repeat_interleave(self, repeats, dim=None, *, output_size=None) -> Tensor\nTensor.repeat_interleave(self, *, output_size=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    repeats (int or Tensor; may be left out: only repeat_interleave.self_Tensor, repeat_interleave.self_int take it)\n    dim (int, optional, default None; taken by repeat_interleave.self_Tensor, repeat_interleave.self_int)\n    output_size (int, optional, default None)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.Tensor(Tensor self, *, SymInt? output_size=None) -> Tensor',
+        (('self', False, _REQ), ('repeats', False, _NG), ('dim', False, None), ('output_size', True, None), ),
     ),
     "resize_as_": (
         'Tensor.resize_as_(self, the_template, *, memory_format=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    the_template (Tensor)\n    memory_format (memory format, optional, default None)\n\nForms: in-place: opgen.resize_as_ and Tensor.resize_as_\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)',
@@ -1344,12 +1344,12 @@ METHODS = {
         (('self', False, _REQ), ),
     ),
     "roll": (
-        'Tensor.roll(self, shifts, dims=(), *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    shifts (int or sequence of ints)\n    dims (int or sequence of ints, default ())\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.roll and Tensor.roll\nDifferentiable: yes, for input (derivatives.yaml; backward node RollBackward0)\n\nSchemas (native_functions.yaml):\n    roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor',
-        (('self', False, _REQ), ('shifts', False, _REQ), ('dims', False, ()), ('out', True, None), ),
+        'Tensor.roll(self, shifts, dims=()) -> Tensor\n\nArguments:\n    self (Tensor)\n    shifts (int or sequence of ints)\n    dims (int or sequence of ints, default ())\n\nForms: functional: opgen.roll and Tensor.roll\nDifferentiable: yes, for input (derivatives.yaml; backward node RollBackward0)\n\nSchemas (native_functions.yaml):\n    roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor',
+        (('self', False, _REQ), ('shifts', False, _REQ), ('dims', False, ()), ),
     ),
     "rot90": (
-        'Tensor.rot90(self, k=1, dims=(0, 1), *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    k (int, default 1)\n    dims (int or sequence of ints, default (0, 1))\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.rot90 and Tensor.rot90\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor',
-        (('self', False, _REQ), ('k', False, 1), ('dims', False, (0, 1)), ('out', True, None), ),
+        'Tensor.rot90(self, k=1, dims=(0, 1)) -> Tensor\n\nArguments:\n    self (Tensor)\n    k (int, default 1)\n    dims (int or sequence of ints, default (0, 1))\n\nForms: functional: opgen.rot90 and Tensor.rot90\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor',
+        (('self', False, _REQ), ('k', False, 1), ('dims', False, (0, 1)), ),
     ),
     "round": (
         'Tensor.round(self) -> Tensor\nTensor.round(self, *, decimals) -> Tensor\n\nArguments:\n    self (Tensor)\n    decimals (int; may be left out: only round.decimals takes it)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.round and Tensor.round; in-place: Tensor.round_; out=: opgen.round(..., out=t)\nDifferentiable: round: yes, for input (derivatives.yaml; backward node RoundBackward0); round.decimals: yes (composite: autograd records the ops it calls) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    round(Tensor self) -> Tensor\n    round.decimals(Tensor self, *, int decimals) -> Tensor\n    round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)',
@@ -1596,8 +1596,8 @@ METHODS = {
         (('self', False, _REQ), ('k', False, _REQ), ('dim', False, -1), ('largest', False, True), ('sorted', False, True), ('out', True, None), ),
     ),
     "trace": (
-        'Tensor.trace(self, *, out=None) -> Tensor\n\nArguments:\n    self (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.trace and Tensor.trace\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    trace(Tensor self) -> Tensor',
-        (('self', False, _REQ), ('out', True, None), ),
+        'Tensor.trace(self) -> Tensor\n\nArguments:\n    self (Tensor)\n\nForms: functional: opgen.trace and Tensor.trace\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    trace(Tensor self) -> Tensor',
+        (('self', False, _REQ), ),
     ),
     "transpose": (
         'Tensor.transpose(self, dim0, dim1) -> Tensor\n\nArguments:\n    self (Tensor)\n    dim0 (int)\n    dim1 (int)\n\nForms: functional: opgen.transpose and Tensor.transpose; in-place: Tensor.transpose_\nDifferentiable: yes, for input (derivatives.yaml; backward node TransposeBackward0)\n\nSchemas (native_functions.yaml):\n    transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)',
@@ -1648,12 +1648,12 @@ METHODS = {
         (('self', False, _REQ), ('from_', False, 0), ('to', False, 1), ('generator', True, None), ),
     ),
     "unique": (
-        'Tensor.unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None, *, out=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique\n\nArguments:\n    self (Tensor)\n    sorted (bool, default True)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unique and Tensor.unique\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',
-        (('self', False, _REQ), ('sorted', False, True), ('return_inverse', False, False), ('return_counts', False, False), ('dim', False, None), ('out', True, None), ),
+        'Tensor.unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique\n\nArguments:\n    self (Tensor)\n    sorted (bool, default True)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n\nForms: functional: opgen.unique and Tensor.unique\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',
+        (('self', False, _REQ), ('sorted', False, True), ('return_inverse', False, False), ('return_counts', False, False), ('dim', False, None), ),
     ),
     "unique_consecutive": (
-        'Tensor.unique_consecutive(self, return_inverse=False, return_counts=False, dim=None, *, out=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique_consecutive\n\nArguments:\n    self (Tensor)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unique_consecutive and Tensor.unique_consecutive\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',
-        (('self', False, _REQ), ('return_inverse', False, False), ('return_counts', False, False), ('dim', False, None), ('out', True, None), ),
+        'Tensor.unique_consecutive(self, return_inverse=False, return_counts=False, dim=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique_consecutive\n\nArguments:\n    self (Tensor)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n\nForms: functional: opgen.unique_consecutive and Tensor.unique_consecutive\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',
+        (('self', False, _REQ), ('return_inverse', False, False), ('return_counts', False, False), ('dim', False, None), ),
     ),
     "unsafe_chunk": (
         'Tensor.unsafe_chunk(self, chunks, dim=0) -> list of Tensors\n\nArguments:\n    self (Tensor)\n    chunks (int)\n    dim (int, default 0)\n\nForms: functional: opgen.unsafe_chunk and Tensor.unsafe_chunk\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]',

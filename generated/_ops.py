@@ -15,6 +15,7 @@ from runtime.opcall import bad_arguments as _bad_arguments
 from runtime.opcall import call_into_out as _call_into_out
 from runtime.opcall import call_into_self as _call_into_self
 from runtime.opcall import no_overload as _no_overload
+from runtime.opcall import tensor_varargs as _tensor_varargs
 from runtime.opcall import with_requires_grad as _with_requires_grad
 from runtime.return_types import make as _return_type
 from runtime.signatures import REQUIRED as _REQ
@@ -11530,17 +11531,13 @@ def argsort(input, dim=-1, descending=False, *, stable=_NG, out=None):
 _show(argsort, (('input', False, _REQ), ('dim', False, -1), ('descending', False, False), ('stable', True, _NG), ('out', True, None), ))
 
 
-def argwhere(input, *, out=None):
-    'argwhere(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.argwhere and Tensor.argwhere\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argwhere(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('argwhere', (input,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_argwhere, (input,))
-        return _tab_argwhere[_k](input)
-    return _no_overload("argwhere", locals(), ('argwhere(Tensor self) -> Tensor',))
+def argwhere(input):
+    'argwhere(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.argwhere and Tensor.argwhere\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    argwhere(Tensor self) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_argwhere, (input,))
+    return _tab_argwhere[_k](input)
 
 
 def as_strided(input, size, stride, storage_offset=None):
@@ -11712,66 +11709,63 @@ def atanh_(input):
     return _tab_atanh_[_k](input)
 
 
-def atleast_1d(input, *, out=None):
-    'atleast_1d(input, *, out=None) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_1d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_1d(Tensor self) -> Tensor\n    atleast_1d.Sequence(Tensor[] self) -> Tensor[]'
-    if out is None and isinstance(input, Tensor):
+def atleast_1d(*input):
+    'atleast_1d(*input) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n\nForms: functional: opgen.atleast_1d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_1d(Tensor self) -> Tensor\n    atleast_1d.Sequence(Tensor[] self) -> Tensor[]'
+    input = _tensor_varargs(input)  # Note [Tensors as varargs] (codegen/api_python.py)
+    if input.__class__ in (list, tuple) and not input:
+        return ()
+    if isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_atleast_1d, (input,))
         return _tab_atleast_1d[_k](input)
-    if out is None and not isinstance(input, Tensor):
+    if not isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[_keys_of(input)]
         except AttributeError:
             _k = _bad_arguments(_op_atleast_1d_Sequence, (input,))
         return _tab_atleast_1d_Sequence[_k](input)
-    if out is not None and isinstance(input, Tensor):
-        return _call_into_out('atleast_1d', (), {'input': input}, out)
-    if out is not None and not isinstance(input, Tensor):
-        return _call_into_out('atleast_1d', (), {'input': input}, out)
     return _no_overload("atleast_1d", locals(), ('atleast_1d(Tensor self) -> Tensor', 'atleast_1d.Sequence(Tensor[] self) -> Tensor[]'))
 
 
-def atleast_2d(input, *, out=None):
-    'atleast_2d(input, *, out=None) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_2d(Tensor self) -> Tensor\n    atleast_2d.Sequence(Tensor[] self) -> Tensor[]'
-    if out is None and isinstance(input, Tensor):
+def atleast_2d(*input):
+    'atleast_2d(*input) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n\nForms: functional: opgen.atleast_2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_2d(Tensor self) -> Tensor\n    atleast_2d.Sequence(Tensor[] self) -> Tensor[]'
+    input = _tensor_varargs(input)  # Note [Tensors as varargs] (codegen/api_python.py)
+    if input.__class__ in (list, tuple) and not input:
+        return ()
+    if isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_atleast_2d, (input,))
         return _tab_atleast_2d[_k](input)
-    if out is None and not isinstance(input, Tensor):
+    if not isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[_keys_of(input)]
         except AttributeError:
             _k = _bad_arguments(_op_atleast_2d_Sequence, (input,))
         return _tab_atleast_2d_Sequence[_k](input)
-    if out is not None and isinstance(input, Tensor):
-        return _call_into_out('atleast_2d', (), {'input': input}, out)
-    if out is not None and not isinstance(input, Tensor):
-        return _call_into_out('atleast_2d', (), {'input': input}, out)
     return _no_overload("atleast_2d", locals(), ('atleast_2d(Tensor self) -> Tensor', 'atleast_2d.Sequence(Tensor[] self) -> Tensor[]'))
 
 
-def atleast_3d(input, *, out=None):
-    'atleast_3d(input, *, out=None) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.atleast_3d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_3d(Tensor self) -> Tensor\n    atleast_3d.Sequence(Tensor[] self) -> Tensor[]'
-    if out is None and isinstance(input, Tensor):
+def atleast_3d(*input):
+    'atleast_3d(*input) -> Tensor or list of Tensors\n\nArguments:\n    input (Tensor or sequence of Tensors)\n\nForms: functional: opgen.atleast_3d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    atleast_3d(Tensor self) -> Tensor\n    atleast_3d.Sequence(Tensor[] self) -> Tensor[]'
+    input = _tensor_varargs(input)  # Note [Tensors as varargs] (codegen/api_python.py)
+    if input.__class__ in (list, tuple) and not input:
+        return ()
+    if isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[input._keys]
         except AttributeError:
             _k = _bad_arguments(_op_atleast_3d, (input,))
         return _tab_atleast_3d[_k](input)
-    if out is None and not isinstance(input, Tensor):
+    if not isinstance(input, Tensor):
         try:
             _k = (_shared.remap or _tls.remap)[_keys_of(input)]
         except AttributeError:
             _k = _bad_arguments(_op_atleast_3d_Sequence, (input,))
         return _tab_atleast_3d_Sequence[_k](input)
-    if out is not None and isinstance(input, Tensor):
-        return _call_into_out('atleast_3d', (), {'input': input}, out)
-    if out is not None and not isinstance(input, Tensor):
-        return _call_into_out('atleast_3d', (), {'input': input}, out)
     return _no_overload("atleast_3d", locals(), ('atleast_3d(Tensor self) -> Tensor', 'atleast_3d.Sequence(Tensor[] self) -> Tensor[]'))
 
 
@@ -11860,26 +11854,18 @@ def binary_cross_entropy(input, target, weight=None, reduction='mean', *, out=No
     return _no_overload("binary_cross_entropy", locals(), ('binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor',))
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean', *, out=None):
-    "binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean', *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    pos_weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.binary_cross_entropy_with_logits\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"
-    if out is not None:
-        return _call_into_out('binary_cross_entropy_with_logits', (input, target, weight, pos_weight, reduction,), {}, out)
-    if True:
-        return _call_binary_cross_entropy_with_logits(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy_with_logits', arg='target')), weight, pos_weight, reduction)
-    return _no_overload("binary_cross_entropy_with_logits", locals(), ('binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor',))
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean'):
+    "binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction='mean') -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    weight (Tensor, optional, default None)\n    pos_weight (Tensor, optional, default None)\n    reduction (int, default 'mean')\n\nForms: functional: opgen.binary_cross_entropy_with_logits\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"
+    return _call_binary_cross_entropy_with_logits(input, (target if isinstance(target, Tensor) else _scalar(target, op='binary_cross_entropy_with_logits', arg='target')), weight, pos_weight, reduction)
 
 
-def bincount(input, weights=None, minlength=0, *, out=None):
-    'bincount(input, weights=None, minlength=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    weights (Tensor, optional, default None)\n    minlength (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.bincount and Tensor.bincount\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor'
-    if out is not None:
-        return _call_into_out('bincount', (input, weights, minlength,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys | (weights._keys if weights is not None else 0)]
-        except AttributeError:
-            _k = _bad_arguments(_op_bincount, (input, weights, minlength,))
-        return _tab_bincount[_k](input, weights, minlength)
-    return _no_overload("bincount", locals(), ('bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor',))
+def bincount(input, weights=None, minlength=0):
+    'bincount(input, weights=None, minlength=0) -> Tensor\n\nArguments:\n    input (Tensor)\n    weights (Tensor, optional, default None)\n    minlength (int, default 0)\n\nForms: functional: opgen.bincount and Tensor.bincount\nDifferentiable: no (derivatives.yaml marks its outputs not differentiable)\n\nSchemas (native_functions.yaml):\n    bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weights._keys if weights is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_bincount, (input, weights, minlength,))
+    return _tab_bincount[_k](input, weights, minlength)
 
 
 def bitwise_and(input, other, *, out=None):
@@ -12083,13 +12069,9 @@ def cauchy_(input, median=0, sigma=1, *, generator=None):
     return _tab_cauchy_[_k](input, median, sigma, generator)
 
 
-def cdist(x1, x2, p=2, compute_mode=None, *, out=None):
-    'cdist(x1, x2, p=2, compute_mode=None, *, out=None) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    p (float, default 2)\n    compute_mode (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cdist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor'
-    if out is not None:
-        return _call_into_out('cdist', (x1, x2, p, compute_mode,), {}, out)
-    if True:
-        return _call_cdist(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cdist', arg='x2')), p, compute_mode)
-    return _no_overload("cdist", locals(), ('cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor',))
+def cdist(x1, x2, p=2, compute_mode=None):
+    'cdist(x1, x2, p=2, compute_mode=None) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    p (float, default 2)\n    compute_mode (int, optional, default None)\n\nForms: functional: opgen.cdist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor'
+    return _call_cdist(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cdist', arg='x2')), p, compute_mode)
 
 
 def ceil(input, *, out=None):
@@ -12271,17 +12253,13 @@ def clip_(input, min=None, max=None):
     return _no_overload("clip_", locals(), ('clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', 'clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)'))
 
 
-def clone(input, *, memory_format=None, out=None):
-    'clone(input, *, memory_format=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    memory_format (memory format, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.clone and Tensor.clone\nDifferentiable: yes, for input (derivatives.yaml; backward node CloneBackward0)\n\nSchemas (native_functions.yaml):\n    clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor'
-    if out is not None:
-        return _call_into_out('clone', (input,), {'memory_format': memory_format}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_clone, (input, memory_format,))
-        return _tab_clone[_k](input, memory_format)
-    return _no_overload("clone", locals(), ('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor',))
+def clone(input, *, memory_format=None):
+    'clone(input, *, memory_format=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    memory_format (memory format, optional, default None)\n\nForms: functional: opgen.clone and Tensor.clone\nDifferentiable: yes, for input (derivatives.yaml; backward node CloneBackward0)\n\nSchemas (native_functions.yaml):\n    clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_clone, (input, memory_format,))
+    return _tab_clone[_k](input, memory_format)
 
 
 def col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=None):
@@ -12310,17 +12288,13 @@ def column_stack(tensors, *, out=None):
     return _no_overload("column_stack", locals(), ('column_stack(Tensor[] tensors) -> Tensor',))
 
 
-def combinations(input, r=2, with_replacement=False, *, out=None):
-    'combinations(input, r=2, with_replacement=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    r (int, default 2)\n    with_replacement (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.combinations\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor'
-    if out is not None:
-        return _call_into_out('combinations', (input, r, with_replacement,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_combinations, (input, r, with_replacement,))
-        return _tab_combinations[_k](input, r, with_replacement)
-    return _no_overload("combinations", locals(), ('combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor',))
+def combinations(input, r=2, with_replacement=False):
+    'combinations(input, r=2, with_replacement=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    r (int, default 2)\n    with_replacement (bool, default False)\n\nForms: functional: opgen.combinations\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_combinations, (input, r, with_replacement,))
+    return _tab_combinations[_k](input, r, with_replacement)
 
 
 def conj(input):
@@ -12395,17 +12369,13 @@ def copysign_(input, other):
     return _call_copysign__Tensor(input, (other if isinstance(other, Tensor) else _scalar(other, op='copysign_', arg='other')))
 
 
-def corrcoef(input, *, out=None):
-    'corrcoef(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.corrcoef and Tensor.corrcoef\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    corrcoef(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('corrcoef', (input,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_corrcoef, (input,))
-        return _tab_corrcoef[_k](input)
-    return _no_overload("corrcoef", locals(), ('corrcoef(Tensor self) -> Tensor',))
+def corrcoef(input):
+    'corrcoef(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.corrcoef and Tensor.corrcoef\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    corrcoef(Tensor self) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_corrcoef, (input,))
+    return _tab_corrcoef[_k](input)
 
 
 def cos(input, *, out=None):
@@ -12454,13 +12424,9 @@ def cosh_(input):
     return _tab_cosh_[_k](input)
 
 
-def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, out=None):
-    'cosine_similarity(x1, x2, dim=1, eps=1e-08, *, out=None) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    dim (int, default 1)\n    eps (float, default 1e-08)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cosine_similarity\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor'
-    if out is not None:
-        return _call_into_out('cosine_similarity', (x1, x2, dim, eps,), {}, out)
-    if True:
-        return _call_cosine_similarity(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cosine_similarity', arg='x2')), dim, eps)
-    return _no_overload("cosine_similarity", locals(), ('cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor',))
+def cosine_similarity(x1, x2, dim=1, eps=1e-08):
+    'cosine_similarity(x1, x2, dim=1, eps=1e-08) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    dim (int, default 1)\n    eps (float, default 1e-08)\n\nForms: functional: opgen.cosine_similarity\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor'
+    return _call_cosine_similarity(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='cosine_similarity', arg='x2')), dim, eps)
 
 
 def count_nonzero(input, dim=None, *, out=None):
@@ -12476,17 +12442,13 @@ def count_nonzero(input, dim=None, *, out=None):
     return _no_overload("count_nonzero", locals(), ('count_nonzero(Tensor self, int[1]? dim=None) -> Tensor',))
 
 
-def cov(input, *, correction=1, fweights=None, aweights=None, out=None):
-    'cov(input, *, correction=1, fweights=None, aweights=None, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    correction (int, default 1)\n    fweights (Tensor, optional, default None)\n    aweights (Tensor, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.cov and Tensor.cov\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor'
-    if out is not None:
-        return _call_into_out('cov', (input,), {'correction': correction, 'fweights': fweights, 'aweights': aweights}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys | (fweights._keys if fweights is not None else 0) | (aweights._keys if aweights is not None else 0)]
-        except AttributeError:
-            _k = _bad_arguments(_op_cov, (input, correction, fweights, aweights,))
-        return _tab_cov[_k](input, correction, fweights, aweights)
-    return _no_overload("cov", locals(), ('cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor',))
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    'cov(input, *, correction=1, fweights=None, aweights=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    correction (int, default 1)\n    fweights (Tensor, optional, default None)\n    aweights (Tensor, optional, default None)\n\nForms: functional: opgen.cov and Tensor.cov\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (fweights._keys if fweights is not None else 0) | (aweights._keys if aweights is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_cov, (input, correction, fweights, aweights,))
+    return _tab_cov[_k](input, correction, fweights, aweights)
 
 
 def cross(input, other, dim=None, *, out=None):
@@ -12600,17 +12562,13 @@ def deg2rad_(input):
     return _tab_deg2rad_[_k](input)
 
 
-def det(input, *, out=None):
-    'det(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.det and Tensor.det\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    det(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('det', (input,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_det, (input,))
-        return _tab_det[_k](input)
-    return _no_overload("det", locals(), ('det(Tensor self) -> Tensor',))
+def det(input):
+    'det(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.det and Tensor.det\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    det(Tensor self) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_det, (input,))
+    return _tab_det[_k](input)
 
 
 def diag(input, diagonal=0, *, out=None):
@@ -12626,30 +12584,22 @@ def diag(input, diagonal=0, *, out=None):
     return _no_overload("diag", locals(), ('diag(Tensor self, int diagonal=0) -> Tensor',))
 
 
-def diag_embed(input, offset=0, dim1=-2, dim2=-1, *, out=None):
-    'diag_embed(input, offset=0, dim1=-2, dim2=-1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    offset (int, default 0)\n    dim1 (int, default -2)\n    dim2 (int, default -1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diag_embed and Tensor.diag_embed\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor'
-    if out is not None:
-        return _call_into_out('diag_embed', (input, offset, dim1, dim2,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_diag_embed, (input, offset, dim1, dim2,))
-        return _tab_diag_embed[_k](input, offset, dim1, dim2)
-    return _no_overload("diag_embed", locals(), ('diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor',))
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    'diag_embed(input, offset=0, dim1=-2, dim2=-1) -> Tensor\n\nArguments:\n    input (Tensor)\n    offset (int, default 0)\n    dim1 (int, default -2)\n    dim2 (int, default -1)\n\nForms: functional: opgen.diag_embed and Tensor.diag_embed\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_diag_embed, (input, offset, dim1, dim2,))
+    return _tab_diag_embed[_k](input, offset, dim1, dim2)
 
 
-def diagflat(input, offset=0, *, out=None):
-    'diagflat(input, offset=0, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    offset (int, default 0)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diagflat and Tensor.diagflat\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagflat(Tensor self, int offset=0) -> Tensor'
-    if out is not None:
-        return _call_into_out('diagflat', (input, offset,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_diagflat, (input, offset,))
-        return _tab_diagflat[_k](input, offset)
-    return _no_overload("diagflat", locals(), ('diagflat(Tensor self, int offset=0) -> Tensor',))
+def diagflat(input, offset=0):
+    'diagflat(input, offset=0) -> Tensor\n\nArguments:\n    input (Tensor)\n    offset (int, default 0)\n\nForms: functional: opgen.diagflat and Tensor.diagflat\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagflat(Tensor self, int offset=0) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_diagflat, (input, offset,))
+    return _tab_diagflat[_k](input, offset)
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
@@ -12687,13 +12637,9 @@ def diagonal_copy(input, offset=0, dim1=0, dim2=1, *, out=None):
     return _no_overload("diagonal_copy", locals(), ('diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor',))
 
 
-def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1, *, out=None):
-    'diagonal_scatter(input, src, offset=0, dim1=0, dim2=1, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    src (Tensor)\n    offset (int, default 0)\n    dim1 (int, default 0)\n    dim2 (int, default 1)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.diagonal_scatter and Tensor.diagonal_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor'
-    if out is not None:
-        return _call_into_out('diagonal_scatter', (input, src, offset, dim1, dim2,), {}, out)
-    if True:
-        return _call_diagonal_scatter(input, (src if isinstance(src, Tensor) else _scalar(src, op='diagonal_scatter', arg='src')), offset, dim1, dim2)
-    return _no_overload("diagonal_scatter", locals(), ('diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor',))
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    'diagonal_scatter(input, src, offset=0, dim1=0, dim2=1) -> Tensor\n\nArguments:\n    input (Tensor)\n    src (Tensor)\n    offset (int, default 0)\n    dim1 (int, default 0)\n    dim2 (int, default 1)\n\nForms: functional: opgen.diagonal_scatter and Tensor.diagonal_scatter\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor'
+    return _call_diagonal_scatter(input, (src if isinstance(src, Tensor) else _scalar(src, op='diagonal_scatter', arg='src')), offset, dim1, dim2)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
@@ -12722,17 +12668,13 @@ def digamma(input, *, out=None):
     return _no_overload("digamma", locals(), ('digamma(Tensor self) -> Tensor',))
 
 
-def dist(input, other, p=2, *, out=None):
-    'dist(input, other, p=2, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    p (number, default 2)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.dist and Tensor.dist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dist(Tensor self, Tensor other, Scalar p=2) -> Tensor'
-    if out is not None:
-        return _call_into_out('dist', (input, other, p,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_dist, (input, other, p,))
-        return _tab_dist[_k](input, other, p)
-    return _no_overload("dist", locals(), ('dist(Tensor self, Tensor other, Scalar p=2) -> Tensor',))
+def dist(input, other, p=2):
+    'dist(input, other, p=2) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    p (number, default 2)\n\nForms: functional: opgen.dist and Tensor.dist\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    dist(Tensor self, Tensor other, Scalar p=2) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_dist, (input, other, p,))
+    return _tab_dist[_k](input, other, p)
 
 
 def div(input, other, *, rounding_mode=_NG, out=None):
@@ -12941,13 +12883,9 @@ def elu_(input, alpha=1, scale=1, input_scale=1):
     return _tab_elu_[_k](input, alpha, scale, input_scale)
 
 
-def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False, *, out=None):
-    'embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False, *, out=None) -> Tensor\n\nArguments:\n    weight (Tensor)\n    indices (Tensor)\n    padding_idx (int, default -1)\n    scale_grad_by_freq (bool, default False)\n    sparse (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.embedding\nDifferentiable: yes, for weight (derivatives.yaml; backward node EmbeddingBackward0)\n\nSchemas (native_functions.yaml):\n    embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor'
-    if out is not None:
-        return _call_into_out('embedding', (weight, indices, padding_idx, scale_grad_by_freq, sparse,), {}, out)
-    if True:
-        return _call_embedding(weight, (indices if isinstance(indices, Tensor) else _scalar(indices, op='embedding', arg='indices')), padding_idx, scale_grad_by_freq, sparse)
-    return _no_overload("embedding", locals(), ('embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor',))
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    'embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False) -> Tensor\n\nArguments:\n    weight (Tensor)\n    indices (Tensor)\n    padding_idx (int, default -1)\n    scale_grad_by_freq (bool, default False)\n    sparse (bool, default False)\n\nForms: functional: opgen.embedding\nDifferentiable: yes, for weight (derivatives.yaml; backward node EmbeddingBackward0)\n\nSchemas (native_functions.yaml):\n    embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor'
+    return _call_embedding(weight, (indices if isinstance(indices, Tensor) else _scalar(indices, op='embedding', arg='indices')), padding_idx, scale_grad_by_freq, sparse)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False, out=None):
@@ -13238,30 +13176,22 @@ def flip(input, dims, *, out=None):
     return _no_overload("flip", locals(), ('flip(Tensor self, int[] dims) -> Tensor',))
 
 
-def fliplr(input, *, out=None):
-    'fliplr(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.fliplr and Tensor.fliplr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fliplr(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('fliplr', (input,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_fliplr, (input,))
-        return _tab_fliplr[_k](input)
-    return _no_overload("fliplr", locals(), ('fliplr(Tensor self) -> Tensor',))
+def fliplr(input):
+    'fliplr(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.fliplr and Tensor.fliplr\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    fliplr(Tensor self) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_fliplr, (input,))
+    return _tab_fliplr[_k](input)
 
 
-def flipud(input, *, out=None):
-    'flipud(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.flipud and Tensor.flipud\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    flipud(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('flipud', (input,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_flipud, (input,))
-        return _tab_flipud[_k](input)
-    return _no_overload("flipud", locals(), ('flipud(Tensor self) -> Tensor',))
+def flipud(input):
+    'flipud(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.flipud and Tensor.flipud\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    flipud(Tensor self) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_flipud, (input,))
+    return _tab_flipud[_k](input)
 
 
 def float_power(input, exponent, *, out=None):
@@ -13661,17 +13591,13 @@ def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners
     return _no_overload("grid_sampler_3d", locals(), ('grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor',))
 
 
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True, *, out=None):
-    'group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    num_groups (int)\n    weight (Tensor, optional, default None)\n    bias (Tensor, optional, default None)\n    eps (float, default 1e-05)\n    cudnn_enabled (bool, default True)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.group_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor'
-    if out is not None:
-        return _call_into_out('group_norm', (input, num_groups, weight, bias, eps, cudnn_enabled,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
-        except AttributeError:
-            _k = _bad_arguments(_op_group_norm, (input, num_groups, weight, bias, eps, cudnn_enabled,))
-        return _tab_group_norm[_k](input, num_groups, weight, bias, eps, cudnn_enabled)
-    return _no_overload("group_norm", locals(), ('group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor',))
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    'group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True) -> Tensor\n\nArguments:\n    input (Tensor)\n    num_groups (int)\n    weight (Tensor, optional, default None)\n    bias (Tensor, optional, default None)\n    eps (float, default 1e-05)\n    cudnn_enabled (bool, default True)\n\nForms: functional: opgen.group_norm\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | (weight._keys if weight is not None else 0) | (bias._keys if bias is not None else 0)]
+    except AttributeError:
+        _k = _bad_arguments(_op_group_norm, (input, num_groups, weight, bias, eps, cudnn_enabled,))
+    return _tab_group_norm[_k](input, num_groups, weight, bias, eps, cudnn_enabled)
 
 
 def gt(input, other, *, out=None):
@@ -14062,30 +13988,22 @@ def inverse(input, *, out=None):
     return _no_overload("inverse", locals(), ('inverse(Tensor self) -> Tensor',))
 
 
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, *, out=None):
-    'isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    rtol (float, default 1e-05)\n    atol (float, default 1e-08)\n    equal_nan (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isclose and Tensor.isclose\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor'
-    if out is not None:
-        return _call_into_out('isclose', (input, other, rtol, atol, equal_nan,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_isclose, (input, other, rtol, atol, equal_nan,))
-        return _tab_isclose[_k](input, other, rtol, atol, equal_nan)
-    return _no_overload("isclose", locals(), ('isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor',))
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    'isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    other (Tensor)\n    rtol (float, default 1e-05)\n    atol (float, default 1e-08)\n    equal_nan (bool, default False)\n\nForms: functional: opgen.isclose and Tensor.isclose\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys | other._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isclose, (input, other, rtol, atol, equal_nan,))
+    return _tab_isclose[_k](input, other, rtol, atol, equal_nan)
 
 
-def isfinite(input, *, out=None):
-    'isfinite(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isfinite and Tensor.isfinite; out=: opgen.isfinite(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isfinite(Tensor self) -> Tensor\n    isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
-    if out is None:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_isfinite, (input,))
-        return _tab_isfinite[_k](input)
-    if out is not None:
-        return _call_isfinite_out(input, out)
-    return _no_overload("isfinite", locals(), ('isfinite(Tensor self) -> Tensor', 'isfinite.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+def isfinite(input):
+    'isfinite(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.isfinite and Tensor.isfinite; out=: opgen.isfinite(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    isfinite(Tensor self) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isfinite, (input,))
+    return _tab_isfinite[_k](input)
 
 
 def isin(elements=_NG, test_elements=_NG, test_element=_NG, element=_NG, *, assume_unique=False, invert=False, out=None):
@@ -14108,30 +14026,22 @@ def isin(elements=_NG, test_elements=_NG, test_element=_NG, element=_NG, *, assu
 _show(isin, (('elements', False, _NG), ('test_elements', False, _NG), ('test_element', False, _NG), ('element', False, _NG), ('assume_unique', True, False), ('invert', True, False), ('out', True, None), ))
 
 
-def isinf(input, *, out=None):
-    'isinf(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isinf and Tensor.isinf; out=: opgen.isinf(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isinf(Tensor self) -> Tensor\n    isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
-    if out is None:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_isinf, (input,))
-        return _tab_isinf[_k](input)
-    if out is not None:
-        return _call_isinf_out(input, out)
-    return _no_overload("isinf", locals(), ('isinf(Tensor self) -> Tensor', 'isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+def isinf(input):
+    'isinf(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.isinf and Tensor.isinf; out=: opgen.isinf(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    isinf(Tensor self) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isinf, (input,))
+    return _tab_isinf[_k](input)
 
 
-def isnan(input, *, out=None):
-    'isnan(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isnan and Tensor.isnan; out=: opgen.isnan(..., out=t)\nDifferentiable: no (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    isnan(Tensor self) -> Tensor\n    isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
-    if out is None:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_isnan, (input,))
-        return _tab_isnan[_k](input)
-    if out is not None:
-        return _call_isnan_out(input, out)
-    return _no_overload("isnan", locals(), ('isnan(Tensor self) -> Tensor', 'isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+def isnan(input):
+    'isnan(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.isnan and Tensor.isnan; out=: opgen.isnan(..., out=t)\nDifferentiable: no\n\nSchemas (native_functions.yaml):\n    isnan(Tensor self) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isnan, (input,))
+    return _tab_isnan[_k](input)
 
 
 def isneginf(input, *, out=None):
@@ -14160,26 +14070,18 @@ def isposinf(input, *, out=None):
     return _no_overload("isposinf", locals(), ('isposinf(Tensor self) -> Tensor', 'isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
 
 
-def isreal(input, *, out=None):
-    'isreal(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.isreal and Tensor.isreal\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isreal(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('isreal', (input,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_isreal, (input,))
-        return _tab_isreal[_k](input)
-    return _no_overload("isreal", locals(), ('isreal(Tensor self) -> Tensor',))
+def isreal(input):
+    'isreal(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.isreal and Tensor.isreal\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    isreal(Tensor self) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_isreal, (input,))
+    return _tab_isreal[_k](input)
 
 
-def kl_div(input, target, reduction='mean', *, log_target=False, out=None):
-    "kl_div(input, target, reduction='mean', *, log_target=False, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    log_target (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.kl_div\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor"
-    if out is not None:
-        return _call_into_out('kl_div', (input, target, reduction,), {'log_target': log_target}, out)
-    if True:
-        return _call_kl_div(input, (target if isinstance(target, Tensor) else _scalar(target, op='kl_div', arg='target')), reduction, log_target)
-    return _no_overload("kl_div", locals(), ('kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor',))
+def kl_div(input, target, reduction='mean', *, log_target=False):
+    "kl_div(input, target, reduction='mean', *, log_target=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    target (Tensor)\n    reduction (int, default 'mean')\n    log_target (bool, default False)\n\nForms: functional: opgen.kl_div\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor"
+    return _call_kl_div(input, (target if isinstance(target, Tensor) else _scalar(target, op='kl_div', arg='target')), reduction, log_target)
 
 
 def kron(input, other, *, out=None):
@@ -14793,17 +14695,13 @@ def logcumsumexp(input, dim, *, out=None):
     return _no_overload("logcumsumexp", locals(), ('logcumsumexp(Tensor self, int dim) -> Tensor',))
 
 
-def logdet(input, *, out=None):
-    'logdet(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.logdet and Tensor.logdet\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    logdet(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('logdet', (input,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_logdet, (input,))
-        return _tab_logdet[_k](input)
-    return _no_overload("logdet", locals(), ('logdet(Tensor self) -> Tensor',))
+def logdet(input):
+    'logdet(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.logdet and Tensor.logdet\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    logdet(Tensor self) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_logdet, (input,))
+    return _tab_logdet[_k](input)
 
 
 def logical_and(input, other, *, out=None):
@@ -14976,17 +14874,13 @@ def matmul(input, other, *, out=None):
     return _no_overload("matmul", locals(), ('matmul(Tensor self, Tensor other) -> Tensor',))
 
 
-def matrix_exp(input, *, out=None):
-    'matrix_exp(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.matrix_exp and Tensor.matrix_exp\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matrix_exp(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('matrix_exp', (input,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_matrix_exp, (input,))
-        return _tab_matrix_exp[_k](input)
-    return _no_overload("matrix_exp", locals(), ('matrix_exp(Tensor self) -> Tensor',))
+def matrix_exp(input):
+    'matrix_exp(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.matrix_exp and Tensor.matrix_exp\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    matrix_exp(Tensor self) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_matrix_exp, (input,))
+    return _tab_matrix_exp[_k](input)
 
 
 def matrix_power(input, n, *, out=None):
@@ -15022,17 +14916,13 @@ def max(input, dim=_NG, keepdim=_NG, other=_NG, *, out=None):
 _show(max, (('input', False, _REQ), ('dim', False, _NG), ('keepdim', False, False), ('other', False, _NG), ('out', True, None), ))
 
 
-def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
-    'max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints, default ())\n    padding (int or sequence of ints, default 0)\n    dilation (int or sequence of ints, default 1)\n    ceil_mode (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.max_pool2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor'
-    if out is not None:
-        return _call_into_out('max_pool2d', (input, kernel_size, stride, padding, dilation, ceil_mode,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_max_pool2d, (input, kernel_size, stride, padding, dilation, ceil_mode,))
-        return _tab_max_pool2d[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
-    return _no_overload("max_pool2d", locals(), ('max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor',))
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    'max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False) -> Tensor\n\nArguments:\n    input (Tensor)\n    kernel_size (int or sequence of ints)\n    stride (int or sequence of ints, default ())\n    padding (int or sequence of ints, default 0)\n    dilation (int or sequence of ints, default 1)\n    ceil_mode (bool, default False)\n\nForms: functional: opgen.max_pool2d\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_max_pool2d, (input, kernel_size, stride, padding, dilation, ceil_mode,))
+    return _tab_max_pool2d[_k](input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
@@ -15822,13 +15712,9 @@ def outer(input, vec2, *, out=None):
     return _no_overload("outer", locals(), ('outer(Tensor self, Tensor vec2) -> Tensor',))
 
 
-def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False, *, out=None):
-    'pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False, *, out=None) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    p (float, default 2)\n    eps (float, default 1e-06)\n    keepdim (bool, default False)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.pairwise_distance\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor'
-    if out is not None:
-        return _call_into_out('pairwise_distance', (x1, x2, p, eps, keepdim,), {}, out)
-    if True:
-        return _call_pairwise_distance(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='pairwise_distance', arg='x2')), p, eps, keepdim)
-    return _no_overload("pairwise_distance", locals(), ('pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor',))
+def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False):
+    'pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False) -> Tensor\n\nArguments:\n    x1 (Tensor)\n    x2 (Tensor)\n    p (float, default 2)\n    eps (float, default 1e-06)\n    keepdim (bool, default False)\n\nForms: functional: opgen.pairwise_distance\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor'
+    return _call_pairwise_distance(x1, (x2 if isinstance(x2, Tensor) else _scalar(x2, op='pairwise_distance', arg='x2')), p, eps, keepdim)
 
 
 def permute(input, dims):
@@ -15853,17 +15739,13 @@ def permute_copy(input, dims, *, out=None):
     return _no_overload("permute_copy", locals(), ('permute_copy(Tensor self, int[] dims) -> Tensor',))
 
 
-def pinverse(input, rcond=1e-15, *, out=None):
-    'pinverse(input, rcond=1e-15, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    rcond (float, default 1e-15)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.pinverse and Tensor.pinverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    pinverse(Tensor self, float rcond=1e-15) -> Tensor'
-    if out is not None:
-        return _call_into_out('pinverse', (input, rcond,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_pinverse, (input, rcond,))
-        return _tab_pinverse[_k](input, rcond)
-    return _no_overload("pinverse", locals(), ('pinverse(Tensor self, float rcond=1e-15) -> Tensor',))
+def pinverse(input, rcond=1e-15):
+    'pinverse(input, rcond=1e-15) -> Tensor\n\nArguments:\n    input (Tensor)\n    rcond (float, default 1e-15)\n\nForms: functional: opgen.pinverse and Tensor.pinverse\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    pinverse(Tensor self, float rcond=1e-15) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_pinverse, (input, rcond,))
+    return _tab_pinverse[_k](input, rcond)
 
 
 def polygamma(n, input, *, out=None):
@@ -15921,13 +15803,9 @@ def pow_(input, exponent):
     return _no_overload("pow_", locals(), ('pow_.Tensor_Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)', 'pow_.Tensor_Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)'))
 
 
-def prelu(input, weight, *, out=None):
-    'prelu(input, weight, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.prelu and Tensor.prelu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    prelu(Tensor self, Tensor weight) -> Tensor'
-    if out is not None:
-        return _call_into_out('prelu', (input, weight,), {}, out)
-    if True:
-        return _call_prelu(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='prelu', arg='weight')))
-    return _no_overload("prelu", locals(), ('prelu(Tensor self, Tensor weight) -> Tensor',))
+def prelu(input, weight):
+    'prelu(input, weight) -> Tensor\n\nArguments:\n    input (Tensor)\n    weight (Tensor)\n\nForms: functional: opgen.prelu and Tensor.prelu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    prelu(Tensor self, Tensor weight) -> Tensor'
+    return _call_prelu(input, (weight if isinstance(weight, Tensor) else _scalar(weight, op='prelu', arg='weight')))
 
 
 def prod(input, dim=_NG, keepdim=_NG, *, dtype=None, out=None):
@@ -16063,17 +15941,13 @@ def reciprocal_(input):
     return _tab_reciprocal_[_k](input)
 
 
-def relu(input, *, out=None):
-    'relu(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.relu and Tensor.relu; in-place: Tensor.relu_; out=: opgen.relu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ReluBackward0) (out= calls are not recorded for autograd)\n\nSchemas (native_functions.yaml):\n    relu(Tensor self) -> Tensor\n    relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
-    if out is None:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_relu, (input,))
-        return _tab_relu[_k](input)
-    if out is not None:
-        return _call_relu_out(input, out)
-    return _no_overload("relu", locals(), ('relu(Tensor self) -> Tensor', 'relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'))
+def relu(input):
+    'relu(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.relu and Tensor.relu; in-place: Tensor.relu_; out=: opgen.relu(..., out=t)\nDifferentiable: yes, for input (derivatives.yaml; backward node ReluBackward0)\n\nSchemas (native_functions.yaml):\n    relu(Tensor self) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_relu, (input,))
+    return _tab_relu[_k](input)
 
 
 def relu6(input, *, out=None):
@@ -16162,10 +16036,8 @@ def repeat(input, repeats, *, out=None):
     return _no_overload("repeat", locals(), ('repeat(Tensor self, SymInt[] repeats) -> Tensor',))
 
 
-def repeat_interleave(input, repeats=_NG, dim=_NG, *, output_size=None, out=None):
-    'repeat_interleave(input, repeats, dim=None, *, output_size=None) -> Tensor\nrepeat_interleave(input, repeats, dim=None, *, output_size=None) -> Tensor\nrepeat_interleave(input, *, output_size=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    repeats (int or Tensor; may be left out: only repeat_interleave.self_Tensor, repeat_interleave.self_int take it)\n    dim (int, optional, default None; taken by repeat_interleave.self_Tensor, repeat_interleave.self_int)\n    output_size (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.Tensor(Tensor self, *, SymInt? output_size=None) -> Tensor'
-    if out is not None:
-        return _call_into_out('repeat_interleave', (input, repeats, dim,), {'output_size': output_size}, out)
+def repeat_interleave(input, repeats=_NG, dim=_NG, *, output_size=None):
+    'repeat_interleave(input, repeats, dim=None, *, output_size=None) -> Tensor\nrepeat_interleave(input, repeats, dim=None, *, output_size=None) -> Tensor\nrepeat_interleave(input, *, output_size=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    repeats (int or Tensor; may be left out: only repeat_interleave.self_Tensor, repeat_interleave.self_int take it)\n    dim (int, optional, default None; taken by repeat_interleave.self_Tensor, repeat_interleave.self_int)\n    output_size (int, optional, default None)\n\nForms: functional: opgen.repeat_interleave and Tensor.repeat_interleave\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor\n    repeat_interleave.Tensor(Tensor self, *, SymInt? output_size=None) -> Tensor'
     if repeats is not _NG and not isinstance(repeats, Tensor):
         return _call_repeat_interleave_self_int(input, repeats, (None if dim is _NG else dim), output_size)
     if repeats is not _NG and isinstance(repeats, Tensor):
@@ -16179,7 +16051,7 @@ def repeat_interleave(input, repeats=_NG, dim=_NG, *, output_size=None, out=None
     return _no_overload("repeat_interleave", locals(), ('repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor', 'repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor', 'repeat_interleave.Tensor(Tensor self, *, SymInt? output_size=None) -> Tensor'))
 
 
-_show(repeat_interleave, (('input', False, _REQ), ('repeats', False, _NG), ('dim', False, None), ('output_size', True, None), ('out', True, None), ))
+_show(repeat_interleave, (('input', False, _REQ), ('repeats', False, _NG), ('dim', False, None), ('output_size', True, None), ))
 
 
 def reshape(input, shape):
@@ -16224,30 +16096,22 @@ def resolve_neg(input):
     return _tab_resolve_neg[_k](input)
 
 
-def roll(input, shifts, dims=(), *, out=None):
-    'roll(input, shifts, dims=(), *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    shifts (int or sequence of ints)\n    dims (int or sequence of ints, default ())\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.roll and Tensor.roll\nDifferentiable: yes, for input (derivatives.yaml; backward node RollBackward0)\n\nSchemas (native_functions.yaml):\n    roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor'
-    if out is not None:
-        return _call_into_out('roll', (input, shifts, dims,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_roll, (input, shifts, dims,))
-        return _tab_roll[_k](input, shifts, dims)
-    return _no_overload("roll", locals(), ('roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor',))
+def roll(input, shifts, dims=()):
+    'roll(input, shifts, dims=()) -> Tensor\n\nArguments:\n    input (Tensor)\n    shifts (int or sequence of ints)\n    dims (int or sequence of ints, default ())\n\nForms: functional: opgen.roll and Tensor.roll\nDifferentiable: yes, for input (derivatives.yaml; backward node RollBackward0)\n\nSchemas (native_functions.yaml):\n    roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_roll, (input, shifts, dims,))
+    return _tab_roll[_k](input, shifts, dims)
 
 
-def rot90(input, k=1, dims=(0, 1), *, out=None):
-    'rot90(input, k=1, dims=(0, 1), *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    k (int, default 1)\n    dims (int or sequence of ints, default (0, 1))\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.rot90 and Tensor.rot90\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor'
-    if out is not None:
-        return _call_into_out('rot90', (input, k, dims,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_rot90, (input, k, dims,))
-        return _tab_rot90[_k](input, k, dims)
-    return _no_overload("rot90", locals(), ('rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor',))
+def rot90(input, k=1, dims=(0, 1)):
+    'rot90(input, k=1, dims=(0, 1)) -> Tensor\n\nArguments:\n    input (Tensor)\n    k (int, default 1)\n    dims (int or sequence of ints, default (0, 1))\n\nForms: functional: opgen.rot90 and Tensor.rot90\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_rot90, (input, k, dims,))
+    return _tab_rot90[_k](input, k, dims)
 
 
 def round(input, *, decimals=_NG, out=None):
@@ -16453,17 +16317,13 @@ def select_scatter(input, src, dim, index, *, out=None):
     return _no_overload("select_scatter", locals(), ('select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor',))
 
 
-def selu(input, *, out=None):
-    'selu(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.selu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    selu(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('selu', (input,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_selu, (input,))
-        return _tab_selu[_k](input)
-    return _no_overload("selu", locals(), ('selu(Tensor self) -> Tensor',))
+def selu(input):
+    'selu(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.selu\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    selu(Tensor self) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_selu, (input,))
+    return _tab_selu[_k](input)
 
 
 def sgn(input, *, out=None):
@@ -17617,17 +17477,13 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     return _no_overload("topk", locals(), ('topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)',))
 
 
-def trace(input, *, out=None):
-    'trace(input, *, out=None) -> Tensor\n\nArguments:\n    input (Tensor)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.trace and Tensor.trace\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    trace(Tensor self) -> Tensor'
-    if out is not None:
-        return _call_into_out('trace', (input,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_trace, (input,))
-        return _tab_trace[_k](input)
-    return _no_overload("trace", locals(), ('trace(Tensor self) -> Tensor',))
+def trace(input):
+    'trace(input) -> Tensor\n\nArguments:\n    input (Tensor)\n\nForms: functional: opgen.trace and Tensor.trace\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    trace(Tensor self) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_trace, (input,))
+    return _tab_trace[_k](input)
 
 
 def transpose(input, dim0, dim1):
@@ -17816,30 +17672,22 @@ def uniform_(input, from_=0, to=1, *, generator=None):
     return _tab_uniform_[_k](input, from_, to, generator)
 
 
-def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None, *, out=None):
-    'unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None, *, out=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique\n\nArguments:\n    input (Tensor)\n    sorted (bool, default True)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unique and Tensor.unique\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor'
-    if out is not None:
-        return _call_into_out('unique', (input, sorted, return_inverse, return_counts, dim,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_unique, (input, sorted, return_inverse, return_counts, dim,))
-        return _tab_unique[_k](input, sorted, return_inverse, return_counts, dim)
-    return _no_overload("unique", locals(), ('unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',))
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    'unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique\n\nArguments:\n    input (Tensor)\n    sorted (bool, default True)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n\nForms: functional: opgen.unique and Tensor.unique\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unique, (input, sorted, return_inverse, return_counts, dim,))
+    return _tab_unique[_k](input, sorted, return_inverse, return_counts, dim)
 
 
-def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None, *, out=None):
-    'unique_consecutive(input, return_inverse=False, return_counts=False, dim=None, *, out=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique_consecutive\n\nArguments:\n    input (Tensor)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n    out (Tensor, optional): the tensor to write the result into (the out= form)\n\nForms: functional: opgen.unique_consecutive and Tensor.unique_consecutive\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor'
-    if out is not None:
-        return _call_into_out('unique_consecutive', (input, return_inverse, return_counts, dim,), {}, out)
-    if True:
-        try:
-            _k = (_shared.remap or _tls.remap)[input._keys]
-        except AttributeError:
-            _k = _bad_arguments(_op_unique_consecutive, (input, return_inverse, return_counts, dim,))
-        return _tab_unique_consecutive[_k](input, return_inverse, return_counts, dim)
-    return _no_overload("unique_consecutive", locals(), ('unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor',))
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    'unique_consecutive(input, return_inverse=False, return_counts=False, dim=None) -> Tensor\n\nreturns the values, then the inverse indices and the counts when asked for (a tuple), as torch.unique_consecutive\n\nArguments:\n    input (Tensor)\n    return_inverse (bool, default False)\n    return_counts (bool, default False)\n    dim (int, optional, default None)\n\nForms: functional: opgen.unique_consecutive and Tensor.unique_consecutive\nDifferentiable: yes (composite: autograd records the ops it calls)\n\nSchemas (native_functions.yaml):\n    unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> Tensor'
+    try:
+        _k = (_shared.remap or _tls.remap)[input._keys]
+    except AttributeError:
+        _k = _bad_arguments(_op_unique_consecutive, (input, return_inverse, return_counts, dim,))
+    return _tab_unique_consecutive[_k](input, return_inverse, return_counts, dim)
 
 
 def unsafe_chunk(input, chunks, dim=0):

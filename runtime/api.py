@@ -59,7 +59,15 @@ dtype = DType
 # indexing, interop, autograd.function and autograd.hooks install Tensor methods when imported
 # (Note [Tensor methods from upper layers], tensor.py).
 from runtime import indexing, inplace_variants, library, tensor_attributes, tensor_storage  # noqa: E402, F401
-from runtime.layout import layout, strided  # noqa: E402
+from runtime.layout import (  # noqa: E402
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
+)
 
 inplace_variants.install()
 
@@ -211,6 +219,7 @@ __all__ += ["are_deterministic_algorithms_enabled", "get_float32_matmul_precisio
 __all__ += ["block_diag", "cartesian_prod", "tensordot", "tril_indices", "triu_indices"]
 __all__ += sorted(_legacy.CPU_TYPES)
 __all__ += ["layout", "strided"]
+__all__ += ["channels_last", "channels_last_3d", "contiguous_format", "memory_format", "preserve_format"]
 __all__ += ["gradient", "histogramdd", "logspace", "lu", "pca_lowrank", "svd_lowrank", "unravel_index"]
 __all__ += ["empty_permuted"]
 

@@ -25,6 +25,7 @@ from runtime.device import CPU, META, Device, as_device, default_device
 from runtime.dispatcher import BACKEND_SELECT_BIT, CPU_BIT, CUDA_BIT, META_BIT, OP_TABLES, dispatch_key, dispatcher
 from runtime.kernels.checks import checked_fill_value
 from runtime.kernels.copy import array_module, fill_, move, store, zero_
+from runtime.kernels.dense_copy import clone_strides, copy_with_strides
 from runtime.meta_array import meta_array
 from runtime.storage import MAX_DIMS, empty_array
 from runtime.tensor import Size, Tensor, fresh_tensor, install_methods
@@ -330,6 +331,25 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     return _finish(t, requires_grad)
 
 
+# Note [Layout of *_like results]
+# PyTorch's `*_like` factories default to preserve_format, as clone does: the result takes `t`'s layout
+# when `t` is dense (a transposed `t` gives a transposed result), else the layout of an elementwise result
+# of `t`; `memory_format=` asks for another (`opgen.contiguous_format` ...). The factories make the result
+# row-major (their fast path), and `_laid_out_like` re-lays it out only when `t` is not row-major or a
+# memory format is asked for (the strides from `dense_copy.clone_strides`, clone's).
+def _laid_out_like(r: Tensor, t: Tensor, memory_format: Any, op: str) -> Tensor:
+    a = t._data
+    if memory_format is None and (a.ndim <= 1 or a.flags.c_contiguous):
+        return r
+    shape = tuple(a.shape)
+    strides = clone_strides(op, a, memory_format)
+    if strides == S.contiguous_strides(shape):
+        return r
+    if r._device.type == "meta":
+        return empty_strided_meta(shape, strides, dtype=r._dtype)
+    return Tensor._wrap(copy_with_strides(r._data, strides), r._dtype)
+
+
 def _like(t: Tensor, dtype: Any, device: Any) -> tuple[tuple[int, ...], dtypes.DType, Any]:
     if not isinstance(t, Tensor):
         raise TypeError(f"argument 'input' (position 1) must be Tensor, not {type(t).__name__}")
@@ -357,42 +377,43 @@ def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], *, dtype
 
 def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                memory_format: Any = None) -> Tensor:
-    """An uninitialized tensor with t's shape (and dtype and device, unless given)."""
-    if dtype is None and device is None:
-        r = _fast_like(np.empty, t, None, None)
-        if r is not None:
-            return r.requires_grad_() if requires_grad else r
-    shape, dt, dev = _like(t, dtype, device)
-    return empty(shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    """An uninitialized tensor with t's shape and layout (and dtype and device, unless given)."""
+    r = _fast_like(np.empty, t, None, None) if dtype is None and device is None else None
+    if r is None:
+        shape, dt, dev = _like(t, dtype, device)
+        r = empty(shape, dtype=dt, device=dev)
+    r = _laid_out_like(r, t, memory_format, "empty_like")
+    return r.requires_grad_() if requires_grad else r
 
 
 def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
                memory_format: Any = None) -> Tensor:
-    """A tensor of zeros with t's shape (and dtype and device, unless given)."""
-    if dtype is None and device is None:
-        r = _fast_like(np.zeros, t, "zero_", zero_)
-        if r is not None:
-            return r.requires_grad_() if requires_grad else r
-    shape, dt, dev = _like(t, dtype, device)
-    return zeros(shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    """A tensor of zeros with t's shape and layout (and dtype and device, unless given)."""
+    r = _fast_like(np.zeros, t, "zero_", zero_) if dtype is None and device is None else None
+    if r is None:
+        shape, dt, dev = _like(t, dtype, device)
+        r = zeros(shape, dtype=dt, device=dev)
+    r = _laid_out_like(r, t, memory_format, "zeros_like")
+    return r.requires_grad_() if requires_grad else r
 
 
 def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
               memory_format: Any = None) -> Tensor:
-    """A tensor of ones with t's shape (and dtype and device, unless given)."""
-    if dtype is None and device is None:
-        r = _fast_like(_ones, t, "fill_.Scalar", fill_)
-        if r is not None:
-            return r.requires_grad_() if requires_grad else r
-    shape, dt, dev = _like(t, dtype, device)
-    return ones(shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    """A tensor of ones with t's shape and layout (and dtype and device, unless given)."""
+    r = _fast_like(_ones, t, "fill_.Scalar", fill_) if dtype is None and device is None else None
+    if r is None:
+        shape, dt, dev = _like(t, dtype, device)
+        r = ones(shape, dtype=dt, device=dev)
+    r = _laid_out_like(r, t, memory_format, "ones_like")
+    return r.requires_grad_() if requires_grad else r
 
 
 def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    """A tensor filled with `fill_value` with t's shape (and dtype and device, unless given)."""
+    """A tensor filled with `fill_value` with t's shape and layout (and dtype and device, unless given)."""
     shape, dt, dev = _like(t, dtype, device)
-    return full(shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+    r = _laid_out_like(full(shape, fill_value, dtype=dt, device=dev), t, memory_format, "full_like")
+    return r.requires_grad_() if requires_grad else r
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
@@ -446,27 +467,31 @@ def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = No
 
 
 def rand_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-              generator: Any = None) -> Tensor:
+              generator: Any = None, memory_format: Any = None) -> Tensor:
     """Uniform values on [0, 1) with t's shape (and dtype and device, unless given)."""
     shape, dt, dev = _like(t, dtype, device)
-    return rand(shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
+    r = _laid_out_like(rand(shape, generator=generator, dtype=dt, device=dev), t, memory_format, "rand_like")
+    return r.requires_grad_() if requires_grad else r
 
 
 def randn_like(t: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-               generator: Any = None) -> Tensor:
+               generator: Any = None, memory_format: Any = None) -> Tensor:
     """Standard normal values with t's shape (and dtype and device, unless given)."""
     shape, dt, dev = _like(t, dtype, device)
-    return randn(shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
+    r = _laid_out_like(randn(shape, generator=generator, dtype=dt, device=dev), t, memory_format, "randn_like")
+    return r.requires_grad_() if requires_grad else r
 
 
 def randint_like(t: Tensor, low: int, high: int | None = None, *, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False, generator: Any = None) -> Tensor:
+                 requires_grad: bool = False, generator: Any = None, memory_format: Any = None) -> Tensor:
     """Random integers in [low, high) (in [0, low) when high is not given) with t's shape (and dtype and device, unless
     given)."""
     if high is None:
         low, high = 0, low
     shape, dt, dev = _like(t, dtype, device)
-    return randint(low, high, shape, generator=generator, dtype=dt, device=dev, requires_grad=requires_grad)
+    r = _laid_out_like(randint(low, high, shape, generator=generator, dtype=dt, device=dev), t, memory_format,
+                       "randint_like")
+    return r.requires_grad_() if requires_grad else r
 
 
 def from_numpy(array: np.ndarray) -> Tensor:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -150,9 +151,27 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         result = result * t
     summed = list(range(len(out), len(order)))
     if summed:
-        result = result.sum(summed, dtype=None if widen else _kept_integer(result))
+        kept = _bool_contraction(aligned, summed, sizes, out) if result.dtype is dtypes.bool_ and not widen \
+            else _kept_integer(result)
+        result = result.sum(summed, dtype=None if widen else kept)
     shape = [sizes.get(c, 1) for c in out]
     return result if tuple(result.shape) == tuple(shape) else result.expand(shape).contiguous()
+
+
+def _bool_contraction(aligned: list[Tensor], summed: list[int], sizes: dict[str, int], out: list[str]) -> Any:
+    """The dtype of a bool einsum's sum, as PyTorch's: a label of size > 1 in one operand only is summed
+    first (int64); one of size > 1 in two or more is a batched matrix product, which has no bool kernel on
+    the CPU or CUDA (NotImplementedError, as `mm` refuses: runtime/kernels/checks.py check_product_dtype)
+    unless it has no terms (an empty result or contraction keeps bool); labels of size <= 1 keep bool."""
+    shared = [j for j in summed if sum(t.shape[j] > 1 for t in aligned) >= 2]
+    if any(t.shape[j] > 1 for j in summed if j not in shared for t in aligned):
+        return None  # a one-sided sum widens to int64 first
+    terms = math.prod(sizes.get(c, 1) for c in out) * math.prod(max(t.shape[j] for t in aligned) for j in shared)
+    if shared and terms and aligned[0].device.type != "meta":
+        raise NotImplementedError("einsum(): a contraction of bool tensors is a matrix product, which has no "
+                                  "bool kernel (as in PyTorch); convert the operands with .int() or .float() "
+                                  "first")
+    return dtypes.bool_
 
 
 def _kept_integer(t: Tensor) -> Any:

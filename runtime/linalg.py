@@ -534,7 +534,12 @@ def vander(x: Any, N: int | None = None) -> Any:
 
 @opcall.takes_out("linalg.vecdot")
 def vecdot(x: Any, y: Any, *, dim: int = -1) -> Any:
-    """sum(x * y) along `dim` (real inputs)."""
+    """sum(x * y) along `dim` (real inputs): floating operands of one dtype, as PyTorch's."""
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"linalg.vecdot: expected x and y to have the same dtype, but got {x.dtype.name} and "
+                           f"{y.dtype.name}")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.vecdot: expected floating-point tensors, but got {x.dtype.name}")
     return (x * y).sum(dim)
 
 

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from runtime import strides as S
+
 INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single "
                     "memory location. Please clone() the tensor before performing the operation.")
 PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to "
@@ -67,7 +69,8 @@ def _partial_overlap(a: Any, b: Any) -> bool:
         return False
     if lo_a == lo_b and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype:
         return False  # the same view
-    return _dense(a) and _dense(b)
+    return (S.is_non_overlapping_and_dense(a.shape, a.strides, a.itemsize)
+            and S.is_non_overlapping_and_dense(b.shape, b.strides, b.itemsize))
 
 
 def _byte_range(a: Any) -> tuple[int, int]:
@@ -80,14 +83,3 @@ def _byte_range(a: Any) -> tuple[int, int]:
         else:
             hi += (n - 1) * st
     return lo, hi + a.itemsize
-
-
-def _dense(a: Any) -> bool:
-    """Non-overlapping and dense: some permutation of the dims is C-contiguous (PyTorch's
-    `is_non_overlapping_and_dense`)."""
-    expected = a.itemsize
-    for st, n in sorted((st, n) for st, n in zip(a.strides, a.shape, strict=True) if n != 1):
-        if st != expected:
-            return False
-        expected *= n
-    return True

@@ -258,6 +258,12 @@ def save_before_write(saved_cls: Any, t: Any, written: Any) -> Any:
     return saved
 
 
+def tensor_varargs(values: tuple[Any, ...]) -> Any:
+    """Note [Tensors as varargs] (codegen/api_python.py): `f(a, b)` is `f((a, b))`; one argument, a tensor or
+    a sequence of them, is itself."""
+    return values[0] if len(values) == 1 else values
+
+
 def varargs(values: tuple[Any, ...]) -> Any:
     """PyTorch's varargs sizes: `t.view(2, 3)` and `t.view((2, 3))` both mean (2, 3). The generated Tensor
     methods carry this expression (codegen/inline.py `inline_expr`): keep it one `return`."""

@@ -53,6 +53,19 @@ def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
     return True
 
 
+def is_non_overlapping_and_dense(shape: Sequence[int], strides: Sequence[int], unit: int = 1) -> bool:
+    """Whether the elements fill their memory without gaps or overlaps, in some order of the dims: taken
+    from the smallest stride up, each dim of size != 1 steps by the span of those before it (PyTorch's
+    `is_non_overlapping_and_dense`). `unit` is the stride of one element (an array's itemsize for its byte
+    strides). A negative stride is never dense; a dim of size 0 is dense only where its stride fits."""
+    expected = unit
+    for stride, size in sorted((st, n) for st, n in zip(strides, shape, strict=True) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def infer_size(shape: Sequence[int], numel_: int) -> Shape:
     """Resolve one -1 in `shape` so that it holds `numel_` elements (view/reshape's size argument)."""
     known = 1

@@ -23,6 +23,7 @@ from runtime import dtypes, opcall
 from runtime.device import CPU, META, Device
 from runtime.dispatcher import AUTOGRAD_BIT, CPU_BIT, CUDA_BIT, META_BIT
 from runtime.formatting import tensor_repr
+from runtime.layout import format_name, format_strides
 from runtime.meta_array import MetaArray, no_data
 from runtime.storage import Storage, root_array
 from runtime.strides import is_contiguous, wrap_dim
@@ -155,9 +156,15 @@ class Tensor:
         """The offset of the first element in the storage, in elements."""
         return (self.data_ptr() - self.storage.data_ptr()) // self._dtype.itemsize
 
-    def is_contiguous(self) -> bool:
-        """Whether the elements are laid out in row-major order without gaps."""
-        return is_contiguous(self.shape, self.stride())
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        """Whether the elements are laid out in row-major order without gaps (or in `memory_format`:
+        `opgen.channels_last` ...)."""
+        if memory_format is None or format_name("is_contiguous", memory_format) == "contiguous_format":
+            return is_contiguous(self.shape, self.stride())
+        want = format_strides("is_contiguous", memory_format, tuple(self.shape))
+        if want is None:
+            raise RuntimeError("is_contiguous: preserve_format is not a layout a tensor can be in")
+        return all(n == 1 or st == w for n, st, w in zip(self.shape, self.stride(), want, strict=True))
 
     @property
     def storage(self) -> Storage:

@@ -206,6 +206,8 @@ API_NAMES: frozenset[str] = frozenset({
     "set_grad_enabled", "set_num_interop_threads", "set_num_threads", "set_printoptions", "set_rng_state", "short",
     "signal", "special", "strided", "svd_lowrank", "tensor", "tensordot", "tril_indices", "triu_indices", "uint8",
     "unravel_index", "use_deterministic_algorithms", "zeros", "zeros_like",
+    # memory formats (runtime/layout.py)
+    "channels_last", "channels_last_3d", "contiguous_format", "memory_format", "preserve_format",
     # lazy names and public submodules (runtime/api.py LAZY, SUBMODULES)
     "load", "nn", "optim", "save", "testing", "utils", "cpu",
     # bound by generated/__init__.py itself

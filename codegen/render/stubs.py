@@ -67,7 +67,11 @@ def stub(binding: api_python.Binding, candidates: list[tuple[str, NativeFunction
             hints.setdefault(py_name(a.name), set()).add(hint(a.type))
     params = []
     star = False
-    for p in binding.params:
+    for i, p in enumerate(binding.params):
+        if i == 0 and binding.tensor_varargs:  # Note [Tensors as varargs] (codegen/api_python.py)
+            params.append(f"*{p.name}: Tensor | Sequence[Tensor]")
+            star = True
+            continue
         if p.name == varargs:
             params.append(f"*{p.name}: _int | Sequence[_int]")
             star = True

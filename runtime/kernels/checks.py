@@ -13,7 +13,7 @@ import numpy as np
 from runtime import dtypes
 
 __all__ = ["check_alpha", "check_bias_dtype", "check_condition", "check_divisor", "checked_fill_value",
-           "check_same_dtype", "check_weight_dtype", "check_zero_dim"]
+           "check_product_dtype", "check_same_dtype", "check_weight_dtype", "check_zero_dim"]
 
 
 def check_condition(op: str, name: str, t: Any) -> None:
@@ -27,6 +27,16 @@ def check_condition(op: str, name: str, t: Any) -> None:
                       "condition instead.", UserWarning, stacklevel=3)
         return
     raise RuntimeError(f"{op} expected {name} to be a boolean tensor, but got a tensor with dtype {dt.name}")
+
+
+def check_product_dtype(op: str, t: Any, terms: int) -> None:
+    """PyTorch's CPU and CUDA matrix products (mm, bmm, addmm, dot and all built on them: matmul, `@`, mv,
+    einsum, tensordot ...) have no bool kernel: they refuse bool operands when there are products to add up
+    (`terms`: the result's elements times the contracted length); with none, no kernel runs and the result
+    is empty or all False, as PyTorch's early returns give it (dot refuses bool always: pass terms=1)."""
+    if t._dtype is dtypes.bool_ and terms:
+        raise NotImplementedError(f"{op}(): matrix products of bool tensors are not supported (PyTorch has no "
+                                  "bool kernel for them); convert the operands with .int() or .float() first")
 
 
 def check_zero_dim(op: str, t: Any) -> None:

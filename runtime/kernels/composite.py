@@ -10,6 +10,7 @@ from runtime import dtypes, opcall
 from runtime import strides as S
 from runtime.dispatcher import OP_TABLES, dispatch_key
 from runtime.kernels.views import NotViewable, int_list
+from runtime.layout import contiguous_format, format_name, format_strides
 
 
 def _G() -> Any:
@@ -28,11 +29,19 @@ def reshape(self: Any, shape: Sequence[int]) -> Any:
         int_list(shape, "reshape", "shape")  # names reshape's argument where that is what is wrong
         raise
     ops = opcall.ops
-    return ops.view(ops.clone(self), shape)
+    return ops.view(ops.clone(self, memory_format=contiguous_format), shape)
 
 
-def contiguous(self: Any, memory_format: object = None) -> Any:
-    return self if self.is_contiguous() else _G().clone(self)
+def contiguous(self: Any, memory_format: object = contiguous_format) -> Any:
+    """`self` when already laid out in `memory_format` (row-major by default), else a clone in it."""
+    name = "contiguous_format" if memory_format is None else format_name("contiguous", memory_format)
+    if name == "contiguous_format":
+        return self if self.is_contiguous() else _G().clone(self, memory_format=contiguous_format)
+    if name == "preserve_format":
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    want = format_strides("contiguous", memory_format, tuple(self.shape))
+    same = all(n == 1 or st == w for n, st, w in zip(self.shape, self.stride(), want, strict=True))
+    return self if same else _G().clone(self, memory_format=memory_format)
 
 
 def narrow(self: Any, dim: int, start: int, length: int) -> Any:
@@ -130,6 +139,8 @@ def matmul(self: Any, other: Any) -> Any:
             raise RuntimeError(f"inconsistent tensor size, expected tensor [{self.shape[0]}] and src "
                                f"[{other.shape[0]}] to have the same number of elements, but got "
                                f"{self.shape[0]} and {other.shape[0]} elements respectively")
+        if self.dtype is dtypes.bool_ or other.dtype is dtypes.bool_:
+            return G.dot(self, other)  # its backend kernel refuses bool as PyTorch's (checks.check_product_dtype)
         product = G.mul(self, other)  # an integer dot keeps its dtype, wrapping, as PyTorch's (sum would widen)
         return G.sum(product, dtype=product.dtype if product.dtype.category == dtypes.INTEGRAL else None)
     if a == 2 and b == 1:

@@ -123,7 +123,7 @@ def binary_cross_entropy(self: Any, target: Any, weight: Any = None, reduction: 
                          f"({list(self.shape)}) is deprecated. Please ensure they have the same size.")
     log_x = G.clamp(G.log(self), -100)
     log_1mx = G.clamp(G.log(1 - self), -100)
-    loss = -(target * log_x + (1 - target) * log_1mx)
+    loss = -(log_x * target + log_1mx * (1 - target))  # laid out as `self`, as PyTorch's
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)

@@ -8,6 +8,7 @@ import numpy as np
 
 from runtime import dtypes
 from runtime.kernels._xp import wrapped_value as _wrapped_value
+from runtime.kernels.dense_copy import laid_out as laid_out
 from runtime.memory_overlap import check_write
 from runtime.tensor import Tensor
 from runtime.vocabulary import PromoteKind, opmath_dtype

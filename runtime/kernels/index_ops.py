@@ -169,5 +169,5 @@ def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError("Class values must be non-negative.")
     if a.size and int(a.max()) >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    r = (a[..., None] == xp.arange(num_classes)).astype(xp.int64)
+    r = (a[..., None] == xp.arange(num_classes)).astype(xp.int64, order="C")  # row-major, as PyTorch's
     return wrap(r, a, dtypes.int64)

@@ -8,7 +8,7 @@ from typing import Any
 
 from runtime import strides as S
 from runtime.kernels._xp import wrap
-from runtime.kernels.checks import check_bias_dtype
+from runtime.kernels.checks import check_bias_dtype, check_product_dtype
 from runtime.tensor import Tensor
 
 
@@ -27,8 +27,14 @@ def _check(name: str, a: Tensor, b: Tensor, ndim: int) -> None:
         raise RuntimeError(f"{name}: mat1 and mat2 shapes cannot be multiplied ({sa} and {sb})")
 
 
+def _terms(a: Tensor, b: Tensor) -> int:
+    """How many products a (batched) matrix product adds up: its result's elements times the inner length."""
+    return math.prod(a._data.shape[:-1]) * b._data.shape[-1] * a._data.shape[-1]
+
+
 def mm(self: Tensor, mat2: Tensor) -> Tensor:
-    _check("mm", self, mat2, 2)
+    _check("mm", self, mat2, 2)  # shared with the Meta kernel, which takes bool (it computes nothing)
+    check_product_dtype("mm", self, _terms(self, mat2))
     return wrap(self._data @ mat2._data, self._data, self._dtype)
 
 
@@ -36,12 +42,14 @@ def bmm(self: Tensor, mat2: Tensor) -> Tensor:
     _check("bmm", self, mat2, 3)
     if self.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm: batch sizes differ: {self.shape[0]} and {mat2.shape[0]}")
+    check_product_dtype("bmm", self, _terms(self, mat2))
     return wrap(self._data @ mat2._data, self._data, self._dtype)
 
 
 def addmm(self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """beta * self + alpha * (mat1 @ mat2); with beta == 0, `self` is ignored (NaN in it does not leak)."""
     _check("addmm", mat1, mat2, 2)
+    check_product_dtype("addmm", mat1, _terms(mat1, mat2))
     prod = mat1._data @ mat2._data
     if alpha != 1:
         prod = prod * alpha
@@ -76,6 +84,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {input.dtype.name} != "
                            f"{weight.dtype.name}")
     check_bias_dtype(input, bias)
+    check_product_dtype("linear", input, math.prod(x.shape) * (w.shape[0] if w.ndim == 2 else 1))
     if x.shape[-1] != w.shape[-1]:
         if w.ndim == 1:
             raise RuntimeError(f"size mismatch, got input ({math.prod(x.shape[:-1])}), mat "
@@ -108,4 +117,5 @@ def dot(self: Tensor, tensor: Tensor) -> Tensor:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{self.shape[0]}] and src [{tensor.shape[0]}] "
                            f"to have the same number of elements, but got {self.shape[0]} and {tensor.shape[0]} "
                            f"elements respectively")
+    check_product_dtype("dot", self, 1)
     return wrap((self._data * tensor._data).sum(), self._data, self._dtype)

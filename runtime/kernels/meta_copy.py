@@ -13,6 +13,7 @@ from runtime import dtypes
 from runtime import strides as S
 from runtime.device import as_device
 from runtime.kernels.checks import checked_fill_value
+from runtime.kernels.dense_copy import clone_strides
 from runtime.kernels.meta_pointwise import empty
 from runtime.meta_array import no_data
 from runtime.tensor import Tensor
@@ -107,8 +108,8 @@ def new_full(self: Tensor, size: Sequence[int], fill_value: Any, dtype: Any = No
 
 
 def clone(self: Tensor, memory_format: object = None) -> Tensor:
-    """Contiguous, as the CPU kernel's copy of the array is (runtime/kernels/views.py)."""
-    return empty(tuple(self._data.shape), self._dtype)
+    """Laid out as the CPU kernel's copy (runtime/kernels/views.py): `dense_copy.clone_strides`."""
+    return empty(tuple(self._data.shape), self._dtype, clone_strides("clone", self._data, memory_format))
 
 
 # -- random fills: the tensor keeps its geometry; nothing is drawn (the generator does not advance) -----

@@ -1,7 +1,7 @@
 """Meta kernels of the pointwise ops (Note [Meta tensors] in runtime/meta_array.py): what the generated
 kernels of generated/_meta_kernels.py call. The dtype is `cpu_pointwise.result_dtype`, the CPU kernels'
 own promotion; the shape is the broadcast of the inputs; the strides are those PyTorch's TensorIterator
-gives its output (Note [Pointwise output strides]).
+gives its output (Note [Pointwise output strides] in runtime/kernels/dense_copy.py).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from runtime import strides as S
 from runtime.device import META
 from runtime.dispatcher import META_BIT
 from runtime.kernels.cpu_pointwise import result_dtype
+from runtime.kernels.dense_copy import pointwise_strides
 from runtime.meta_array import meta_array
 from runtime.storage import MAX_DIMS
 from runtime.tensor import Tensor, fresh_tensor
@@ -38,48 +39,21 @@ def broadcast(op: str, tensors: Sequence[Tensor]) -> tuple[int, ...]:
         raise RuntimeError(f"{op}: {e}") from None
 
 
-# Note [Pointwise output strides]
-# A pointwise op's output follows its inputs' layout, as PyTorch's TensorIterator lays it out: the dims
-# are ordered from the fastest-moving to the slowest by comparing the inputs' strides (broadcast to the
-# output's shape), the first input that tells two dims apart deciding; dims no input tells apart keep
-# their order. The output is dense in that order: a transposed input gives a transposed output, a
-# channels-last one a channels-last output, contiguous inputs a contiguous output.
 def output_strides(shape: tuple[int, ...], tensors: Sequence[Tensor]) -> tuple[int, ...]:
-    n = len(shape)
-    if n <= 1:
-        return S.contiguous_strides(shape)
-    if all(t._data.shape == shape and t._data.flags.c_contiguous for t in tensors):
-        return S.contiguous_strides(shape)
-    operand_strides = []  # in bytes, as TensorIterator compares them; 0 along a broadcast dim
-    for t in tensors:
-        tshape = t._data.shape
-        lead = n - len(tshape)
-        operand_strides.append([0] * lead + [0 if m == 1 and shape[lead + i] != 1 else s
-                                             for i, (m, s) in enumerate(zip(tshape, t._data.strides, strict=True))])
-
-    def should_swap(d0: int, d1: int) -> int:
-        for st in operand_strides:
-            s0, s1 = st[d0], st[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return 1 if s0 > s1 else -1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    return S.dense_in_order(shape, should_swap)
+    """The strides of a pointwise output of `tensors` (Note [Pointwise output strides] in dense_copy.py)."""
+    return pointwise_strides(shape, [t._data for t in tensors])
 
 
 def _ordered(tensors: Sequence[Tensor]) -> list[Tensor]:
     return [t for t in tensors if isinstance(t, Tensor)]
 
 
-def new(op: str, dt: dtypes.DType, tensors: Sequence[Tensor]) -> Tensor:
-    """The output of a functional pointwise op of `tensors`, in dtype `dt`."""
+def new(op: str, dt: dtypes.DType, tensors: Sequence[Tensor], row_major: bool = False) -> Tensor:
+    """The output of a functional pointwise op of `tensors`, in dtype `dt`; `row_major` for the ops whose
+    result is row-major whatever the inputs' layout (codegen/pointwise_kernel.py ROW_MAJOR_RESULTS)."""
     ts = _ordered(tensors)
     shape = broadcast(op, ts)
-    return empty(shape, dt, output_strides(shape, ts))
+    return empty(shape, dt, None if row_major else output_strides(shape, ts))
 
 
 def inplace(op: str, target: Tensor, dt: dtypes.DType, tensors: Sequence[Tensor]) -> Tensor:

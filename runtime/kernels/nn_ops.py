@@ -40,6 +40,8 @@ def _shifted(self: Tensor, dim: int, dt: dtypes.DType) -> tuple[Any, Any, int | 
     xp = xp_of(a)
     with np.errstate(invalid="ignore"):
         z = a - a.max(axis=axis, keepdims=True)
+    if not z.flags.c_contiguous:  # PyTorch's softmax result is contiguous whatever the input's layout
+        z = z.copy(order="C")
     return a, (z if z.ndim else xp.array(z)), axis  # a new array (0-d: not a NumPy scalar), written in place
 
 

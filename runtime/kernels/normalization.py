@@ -102,6 +102,8 @@ def native_layer_norm(input: Any, normalized_shape: Any, weight: Any, bias: Any,
     centered = a - mean
     rstd = 1 / xp.sqrt((centered * centered).mean(axis=axes, keepdims=True) + a.dtype.type(eps))
     out = centered * rstd
+    if not out.flags.c_contiguous:  # PyTorch's layer norm result is contiguous whatever the input's layout
+        out = out.copy(order="C")
     if weight is not None:
         out *= weight._data
     if bias is not None:

@@ -228,7 +228,7 @@ def masked_scatter(self: Any, mask: Any, source: Any) -> Any:
     positions = np.where(flags, np.cumsum(flags) - 1, 0).astype(np.int64)
     index = G.tensor(positions, dtype=G.int64, device=self.device)
     taken = source.reshape(-1).index_select(0, index).reshape(shape)
-    return G.where(m, taken, base)
+    return G.where(m, taken, base).contiguous()  # row-major whatever self's layout, as PyTorch's
 
 
 def put(self: Any, index: Any, source: Any, accumulate: bool = False) -> Any:

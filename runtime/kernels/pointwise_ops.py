@@ -12,7 +12,7 @@ from runtime.factories import scalar_tensor
 from runtime.kernels._xp import result_type, wrap, xp_of
 from runtime.kernels.checks import check_divisor
 from runtime.kernels.cpu_pointwise import checked_int_scalar
-from runtime.kernels.dense_copy import preserved_copy
+from runtime.kernels.dense_copy import laid_out, preserved_copy
 from runtime.tensor import Tensor
 
 _MODES = (None, "trunc", "floor")
@@ -42,7 +42,7 @@ def div_mode(self: Tensor, other: Tensor, rounding_mode: str | None = None) -> T
         if rounding_mode == "trunc":
             q = xp.where((a % b != 0) & ((a < 0) != (b < 0)), q + 1, q)
         r = q
-    return wrap(r, a, dt)
+    return wrap(laid_out(r, (self._data, other._data)), a, dt)  # Note [Pointwise output strides]
 
 
 def _floor_div_float(xp: Any, a: Any, b: Any) -> Any:
@@ -103,7 +103,7 @@ def _clamp(self: Tensor, dt: dtypes.DType, lo: Any, hi: Any) -> Tensor:
         r = xp.minimum(r, xp.asarray(hi))
     if r is a:
         r = a.copy()
-    return wrap(r, a, dt)
+    return wrap(laid_out(r, (self._data, lo, hi)), a, dt)  # Note [Pointwise output strides]
 
 
 def clip(self: Any, min: Any = None, max: Any = None) -> Any:
@@ -124,7 +124,7 @@ def nan_to_num(self: Tensor, nan: float | None = None, posinf: float | None = No
     r = xp.nan_to_num(a, nan=0.0 if nan is None else nan,
                       posinf=float(info.max) if posinf is None else posinf,
                       neginf=float(info.min) if neginf is None else neginf)
-    return wrap(r, a, self._dtype)
+    return wrap(laid_out(r, (a,)), a, self._dtype)  # Note [Pointwise output strides]
 
 
 def positive(self: Any) -> Any:

@@ -17,6 +17,7 @@ import numpy as np
 from runtime import dtypes
 from runtime.kernels._xp import wrap
 from runtime.kernels.cpu_pointwise import cast_array
+from runtime.kernels.dense_copy import laid_out
 from runtime.tensor import Tensor
 
 
@@ -47,6 +48,7 @@ def _apply(fn: Callable[..., Any], dt: dtypes.DType, *ts: Any) -> Tensor:
     args = [_computed_in(_host(t._data), compute) if isinstance(t, Tensor) else t for t in ts]
     with np.errstate(all="ignore"):
         r = np.asarray(fn(*args), dtype=dt.np)
+    r = laid_out(r, [t._data for t in ts if isinstance(t, Tensor)])  # Note [Pointwise output strides]
     if not isinstance(like, np.ndarray) or like.__class__ is not np.ndarray:
         from runtime.kernels._xp import xp_of
         r = xp_of(like).asarray(r)

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime.layout import contiguous_format
+
 
 def _copied(view: Any) -> Any:
-    return view.clone()
+    return view.clone(memory_format=contiguous_format)  # PyTorch's *_copy results are row-major
 
 
 def expand_copy(self: Any, size: Any, implicit: bool = False) -> Any:
@@ -21,7 +23,7 @@ def diagonal_copy(self: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> A
 
 
 def alias_copy(self: Any) -> Any:
-    return self.clone()
+    return _copied(self)
 
 
 def as_strided_copy(self: Any, size: Any, stride: Any, storage_offset: int | None = None) -> Any:

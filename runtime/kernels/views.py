@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from runtime import strides as S
+from runtime.kernels.dense_copy import clone_strides, copy_with_strides
 from runtime.tensor import Tensor
 
 _py_slice = slice  # the builtin: this module defines the `slice` view op
@@ -190,7 +191,10 @@ def view(self: Tensor, size: Sequence[int]) -> Tensor:
 
 
 def clone(self: Tensor, memory_format: object = None) -> Tensor:
-    return Tensor._wrap(self._data.copy(), self._dtype)
+    """A copy laid out in `memory_format`: by default (preserve_format) as `self` when it is dense, else as
+    PyTorch lays out an elementwise result of it; `contiguous_format` row-major."""
+    a = self._data
+    return Tensor._wrap(copy_with_strides(a, clone_strides("clone", a, memory_format)), self._dtype)
 
 
 def int_list(size: Any, op: str = "", arg: str = "size") -> tuple[int, ...]:

@@ -120,7 +120,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     else:
         slope = G.rand(list(x.shape), dtype=x.dtype, device=x.device) * (upper - lower) + lower
         out = G.where(x >= 0, x, x * slope)
-    return input.copy_(out) if inplace else out
+    return input.copy_(out) if inplace else out.contiguous()  # PyTorch's rrelu result is row-major
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:

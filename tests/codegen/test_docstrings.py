@@ -120,7 +120,11 @@ def test_signatures_keep_every_parameter_of_the_def_line() -> None:
         fn = getattr(G._ops, name)
         shown = inspect.signature(fn)
         code = fn.__code__
-        real = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        # a `*input` (Note [Tensors as varargs]) follows the positional and keyword-only names in co_varnames
+        varargs = code.co_varnames[code.co_argcount + code.co_kwonlyargcount:][:1] \
+            if code.co_flags & inspect.CO_VARARGS else ()
+        real = code.co_varnames[:code.co_argcount] + varargs + \
+            code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
         assert tuple(shown.parameters) == real, name
 
 

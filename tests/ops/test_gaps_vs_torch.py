@@ -1,6 +1,6 @@
 """Results side by side with PyTorch (the oracle) for behaviours opgen once differed on: arange's float bounds
-with an integer dtype, integer matmul-family dtypes, float16 ldexp, atleast_nd of a sequence, scalar_tensor
-wrapping, histc of integers, unsafe_chunk/unsafe_split views."""
+with an integer dtype, integer matmul-family dtypes, bool matrix products, float16 ldexp, atleast_nd of a
+sequence and of varargs, scalar_tensor wrapping, histc of integers, unsafe_chunk/unsafe_split views."""
 
 from __future__ import annotations
 
@@ -86,6 +86,91 @@ def test_integer_products_keep_dtype(name: str, dtype: str) -> None:
     ours = _outcome(lambda: PRODUCTS[name](G, dtype))
     theirs = _outcome(lambda: PRODUCTS[name](torch, dtype))
     assert ours == theirs
+
+
+# -- matrix products of bool tensors: refused where PyTorch has no kernel, kept where nothing is computed --------
+def _bools(m: Any, shape: tuple[int, ...], seed: int) -> Any:
+    n = int(np.prod(shape))
+    return m.tensor([(i * 7 + seed) % 3 == 1 for i in range(n)], dtype=m.bool).reshape(shape)
+
+
+BOOL_PRODUCTS: dict[str, Callable[[Any], Any]] = {
+    "matmul_2d": lambda m: m.matmul(_bools(m, (2, 3), 1), _bools(m, (3, 2), 2)),
+    "matmul_1d_1d": lambda m: m.matmul(_bools(m, (3,), 1), _bools(m, (3,), 2)),
+    "matmul_2d_1d": lambda m: m.matmul(_bools(m, (2, 3), 1), _bools(m, (3,), 2)),
+    "matmul_1d_2d": lambda m: m.matmul(_bools(m, (3,), 1), _bools(m, (3, 2), 2)),
+    "matmul_3d_2d": lambda m: m.matmul(_bools(m, (2, 2, 3), 1), _bools(m, (3, 2), 2)),
+    "matmul_batched": lambda m: m.matmul(_bools(m, (2, 2, 3), 1), _bools(m, (1, 3, 2), 2)),
+    "matmul_operator": lambda m: _bools(m, (2, 3), 1) @ _bools(m, (3, 2), 2),
+    "matmul_method": lambda m: _bools(m, (2, 3), 1).matmul(_bools(m, (3, 2), 2)),
+    "matmul_out": lambda m: m.matmul(_bools(m, (2, 3), 1), _bools(m, (3, 2), 2), out=m.empty(2, 2, dtype=m.bool)),
+    "mm": lambda m: m.mm(_bools(m, (2, 3), 1), _bools(m, (3, 2), 2)),
+    "mm_out": lambda m: m.mm(_bools(m, (2, 3), 1), _bools(m, (3, 2), 2), out=m.empty(2, 2, dtype=m.bool)),
+    "bmm": lambda m: m.bmm(_bools(m, (2, 2, 3), 1), _bools(m, (2, 3, 2), 2)),
+    "mv": lambda m: m.mv(_bools(m, (2, 3), 1), _bools(m, (3,), 2)),
+    "dot": lambda m: m.dot(_bools(m, (3,), 1), _bools(m, (3,), 2)),
+    "vdot": lambda m: m.vdot(_bools(m, (3,), 1), _bools(m, (3,), 2)),
+    "inner": lambda m: m.inner(_bools(m, (2, 3), 1), _bools(m, (2, 3), 2)),
+    "addmm": lambda m: m.addmm(_bools(m, (2, 2), 0), _bools(m, (2, 3), 1), _bools(m, (3, 2), 2)),
+    "addmv": lambda m: m.addmv(_bools(m, (2,), 0), _bools(m, (2, 3), 1), _bools(m, (3,), 2)),
+    "baddbmm": lambda m: m.baddbmm(_bools(m, (2, 2, 2), 0), _bools(m, (2, 2, 3), 1), _bools(m, (2, 3, 2), 2)),
+    "addbmm": lambda m: m.addbmm(_bools(m, (2, 2), 0), _bools(m, (2, 2, 3), 1), _bools(m, (2, 3, 2), 2)),
+    "tensordot": lambda m: m.tensordot(_bools(m, (2, 3), 1), _bools(m, (3, 2), 2), dims=1),
+    "multi_dot": lambda m: m.linalg.multi_dot([_bools(m, (2, 3), 1), _bools(m, (3, 2), 2)]),
+    "matrix_power": lambda m: m.linalg.matrix_power(_bools(m, (2, 2), 1), 2),
+    "linear": lambda m: m.nn.functional.linear(_bools(m, (2, 3), 1), _bools(m, (4, 3), 2)),
+    "linear_vector_weight": lambda m: m.nn.functional.linear(_bools(m, (2, 3), 1), _bools(m, (3,), 2)),
+    "linear_bias": lambda m: m.nn.functional.linear(_bools(m, (2, 3), 1), _bools(m, (4, 3), 2), _bools(m, (4,), 0)),
+    # no products to add: PyTorch returns before its kernel runs
+    "mm_contract_nothing": lambda m: m.mm(_bools(m, (2, 0), 1), _bools(m, (0, 2), 2)),
+    "mm_no_rows": lambda m: m.mm(_bools(m, (0, 3), 1), _bools(m, (3, 2), 2)),
+    "bmm_no_batch": lambda m: m.bmm(_bools(m, (0, 2, 3), 1), _bools(m, (0, 3, 2), 2)),
+    "matmul_contract_nothing": lambda m: m.matmul(_bools(m, (2, 2, 0), 1), _bools(m, (2, 0, 2), 2)),
+    "mv_no_rows": lambda m: m.mv(_bools(m, (0, 3), 1), _bools(m, (3,), 2)),
+    "dot_empty": lambda m: m.dot(_bools(m, (0,), 1), _bools(m, (0,), 2)),
+    # products that need no bool kernel
+    "outer": lambda m: m.outer(_bools(m, (3,), 1), _bools(m, (2,), 2)),
+    "kron": lambda m: m.kron(_bools(m, (2,), 1), _bools(m, (2,), 2)),
+    "addr": lambda m: m.addr(_bools(m, (3, 2), 0), _bools(m, (3,), 1), _bools(m, (2,), 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(BOOL_PRODUCTS))
+def test_bool_matrix_products(name: str) -> None:
+    assert _outcome(lambda: BOOL_PRODUCTS[name](G)) == _outcome(lambda: BOOL_PRODUCTS[name](torch))
+
+
+def test_bool_matmul_error_names_the_op() -> None:
+    a = G.ones(2, 2, dtype=G.bool)
+    with pytest.raises(RuntimeError, match="mm.*bool"):  # NotImplementedError, as PyTorch's
+        a @ a
+    assert G.mm(a.to(device="meta"), a.to(device="meta")).dtype == G.bool  # meta computes no product
+
+
+BOOL_EINSUMS = [
+    ("i->", [(3,)]), ("ij->ji", [(2, 3)]), ("i,i->i", [(3,), (3,)]), ("ii->i", [(3, 3)]), ("i,j->ij", [(3,), (3,)]),
+    ("i,i->", [(3,), (3,)]), ("i,i->", [(0,), (0,)]), ("i,i->", [(1,), (1,)]), ("i,i->", [(3,), (1,)]),
+    ("ij->", [(2, 3)]), ("ii", [(3, 3)]), ("i,i,i->i", [(3,), (3,), (3,)]), ("i,i,i->", [(3,), (3,), (3,)]),
+    ("bij,bjk->bik", [(2, 2, 2), (2, 2, 2)]), ("ij,jk", [(2, 0), (0, 2)]), ("ij,jk", [(0, 2), (2, 2)]),
+    ("ij,j->i", [(1, 3), (3,)]), ("ij,jk->ik", [(2, 1), (1, 2)]), ("ij,ij->i", [(2, 3), (2, 3)]),
+    ("ij,jk->", [(2, 3), (3, 2)]), ("ij,j->ij", [(2, 3), (3,)]), ("ij,kj->", [(2, 0), (2, 0)]),
+    ("ij,jk,kl->il", [(2, 2), (2, 2), (2, 2)]),
+]
+
+
+@pytest.mark.parametrize(("equation", "shapes"), BOOL_EINSUMS, ids=str)
+def test_bool_einsum(equation: str, shapes: list[tuple[int, ...]]) -> None:
+    def case(m: Any) -> Any:
+        return m.einsum(equation, *(_bools(m, s, i) for i, s in enumerate(shapes)))
+    assert _outcome(lambda: case(G)) == _outcome(lambda: case(torch))
+
+
+@pytest.mark.parametrize("dtypes", [("int32", "int32"), ("bool", "bool"), ("int64", "int64"), ("float32", "float32"),
+                                    ("float16", "float32"), ("float64", "float64")])
+def test_linalg_vecdot_dtypes(dtypes: tuple[str, str]) -> None:
+    def case(m: Any) -> Any:
+        return m.linalg.vecdot(m.ones(2, 3, dtype=getattr(m, dtypes[0])), m.ones(3, dtype=getattr(m, dtypes[1])))
+    assert _outcome(lambda: case(G)) == _outcome(lambda: case(torch))
 
 
 # -- ldexp: the promoted floating dtype, float16 included ------------------------------------------------
@@ -194,7 +279,43 @@ def test_atleast_nd_of_one_tensor_and_keyword(name: str) -> None:
     for shape in [(), (3,), (2, 3), (1, 2, 3)]:
         ours, theirs = getattr(G, name)(G.zeros(shape)), getattr(torch, name)(torch.zeros(shape))
         assert tuple(ours.shape) == tuple(theirs.shape)
-    assert tuple(getattr(G, name)(input=G.zeros(())).shape) == tuple(getattr(torch, name)(torch.zeros(())).shape)
+    with pytest.raises(TypeError):  # PyTorch's atleast_nd(*tensors) takes no keyword either
+        getattr(G, name)(input=G.zeros(()))
+
+
+ATLEAST_FORMS: dict[str, Callable[[Any, Callable[..., Any]], Any]] = {
+    "one_tensor": lambda m, f: f(m.zeros(2)),
+    "varargs_two": lambda m, f: f(m.tensor(1.0), m.ones(2, 3)),
+    "varargs_three": lambda m, f: f(m.tensor(1.0), m.ones(2), m.zeros(1, 2, 3, 1)),
+    "varargs_none": lambda m, f: f(),
+    "empty_list": lambda m, f: f([]),
+    "empty_tuple": lambda m, f: f(()),
+    "list_of_one": lambda m, f: f([m.ones(3)]),
+    "tuple_of_one": lambda m, f: f((m.tensor(2.0),)),
+    "list_of_two": lambda m, f: f([m.ones(3), m.tensor(2.0)]),
+    "tuple_of_two": lambda m, f: f((m.ones(3), m.ones(1, 2))),
+}
+
+
+@pytest.mark.parametrize("name", ["atleast_1d", "atleast_2d", "atleast_3d"])
+@pytest.mark.parametrize("form", list(ATLEAST_FORMS))
+def test_atleast_nd_forms(name: str, form: str) -> None:
+    def case(m: Any) -> Any:
+        r = ATLEAST_FORMS[form](m, getattr(m, name))
+        if isinstance(r, tuple):
+            return "tuple", [(tuple(t.shape), t.tolist()) for t in r]
+        return "tensor", tuple(r.shape), r.tolist()
+    assert case(G) == case(torch)
+
+
+@pytest.mark.parametrize("name", ["atleast_1d", "atleast_2d", "atleast_3d"])
+def test_atleast_nd_varargs_backward_and_refusals(name: str) -> None:
+    x, y = G.tensor(2.0, requires_grad=True), G.ones(2, requires_grad=True)
+    a, b = getattr(G, name)(x, y)
+    (a.sum() * 3 + b.sum() * 5).backward()
+    assert x.grad.item() == 3.0 and y.grad.tolist() == [5.0, 5.0]
+    with pytest.raises(NotImplementedError, match=name):  # a number: no tensor to dispatch on
+        getattr(G, name)(1)
 
 
 def test_atleast_nd_sequence_backward_and_refusal() -> None:
@@ -224,9 +345,46 @@ REPEATS: dict[str, Callable[[Any], Any]] = {
     "tensor_positional_dim": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), m.tensor([1, 2]), 0),
     "method_int": lambda m: m.tensor([[1, 2], [3, 4]]).repeat_interleave(2),
     "method_tensor": lambda m: m.tensor([[1, 2], [3, 4]]).repeat_interleave(m.tensor([0, 3]), dim=1),
+    # PyTorch's binding refuses out= for every overload, out=None included
+    "counts_out": lambda m: m.repeat_interleave(m.tensor([1, 2, 0]), out=m.empty(3, dtype=m.int64)),
+    "counts_output_size_out": lambda m: m.repeat_interleave(m.tensor([1, 2]), output_size=3,
+                                                            out=m.empty(3, dtype=m.int64)),
+    "tensor_out": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), m.tensor([1, 2]), 0,
+                                                out=m.empty(3, 2, dtype=m.int64)),
+    "tensor_keyword_out": lambda m: m.repeat_interleave(m.tensor([1, 2]), repeats=m.tensor([1, 2]),
+                                                        out=m.empty(3, dtype=m.int64)),
+    "int_out": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), 2, out=m.empty(8, dtype=m.int64)),
+    "int_dim_out": lambda m: m.repeat_interleave(m.tensor([[1, 2], [3, 4]]), 2, dim=0,
+                                                 out=m.empty(4, 2, dtype=m.int64)),
+    "int_out_none": lambda m: m.repeat_interleave(m.tensor([1, 2]), 2, out=None),
+    "counts_out_none": lambda m: m.repeat_interleave(m.tensor([1, 2]), out=None),
 }
 
 
 @pytest.mark.parametrize("name", list(REPEATS))
 def test_repeat_interleave_forms(name: str) -> None:
     assert _outcome(lambda: REPEATS[name](G)) == _outcome(lambda: REPEATS[name](torch))
+
+
+# -- out= where PyTorch's binding has none --------------------------------------------------------------------
+OUT_REFUSALS: dict[str, Callable[[Any, Any], Any]] = {
+    "relu": lambda m, x: m.relu(x, out=m.empty(0)),
+    "roll": lambda m, x: m.roll(x, 1, out=m.empty(0)),
+    "isnan": lambda m, x: m.isnan(x, out=m.empty(0, dtype=m.bool)),
+    "clone": lambda m, x: m.clone(x, out=m.empty(0)),
+    "trace": lambda m, x: m.trace(x, out=m.empty(0)),
+    "atleast_2d": lambda m, x: m.atleast_2d(x, out=m.empty(0)),
+    "isclose": lambda m, x: m.isclose(x, x, out=m.empty(0, dtype=m.bool)),
+    "flipud": lambda m, x: m.flipud(x, out=m.empty(0)),
+    # and where it has one, opgen keeps it
+    "abs": lambda m, x: m.abs(x, out=m.empty(0)),
+    "sum_dim": lambda m, x: m.sum(x, 0, out=m.empty(0)),
+    "tril": lambda m, x: m.tril(x, out=m.empty(0)),
+}
+
+
+@pytest.mark.parametrize("name", list(OUT_REFUSALS))
+def test_out_only_where_pytorch_takes_it(name: str) -> None:
+    def case(m: Any) -> Any:
+        return OUT_REFUSALS[name](m, m.arange(9.0).reshape(3, 3))
+    assert _outcome(lambda: case(G)) == _outcome(lambda: case(torch))

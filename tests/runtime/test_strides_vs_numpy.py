@@ -533,3 +533,29 @@ def test_flatten_unflatten_errors():
     with raises(RuntimeError, "unflatten: cannot be applied to a 0-dim tensor"):
         S.unflatten_shape((), 0, (1,))
     assert S.unflatten_shape((6, 5), -2, (2, -1)) == (2, 3, 5)
+
+
+# -- is_non_overlapping_and_dense against the offsets a layout reaches -------------------------------------
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(-3, 12)), min_size=0, max_size=4), st.sampled_from([1, 4, 8]))
+def test_dense_means_the_offsets_fill_a_range_once(dims: list[tuple[int, int]], unit: int) -> None:
+    shape = tuple(n for n, _ in dims)
+    strides = tuple(s * unit for _, s in dims)
+    offsets = [0]
+    for n, step in zip(shape, strides, strict=True):
+        offsets = [o + i * step for o in offsets for i in range(n)]
+    lo = min(offsets)
+    fills = sorted(offsets) == list(range(lo, lo + len(offsets) * unit, unit))
+    # a negative stride over a dim of size > 1 reaches a range too, but PyTorch's definition (sorted strides
+    # from the smallest up, each the span of those below) calls it not dense
+    assert S.is_non_overlapping_and_dense(shape, strides, unit) == (fills and all(
+        s >= 0 or n == 1 for n, s in zip(shape, strides, strict=True)))
+
+
+def test_dense_copy_keeps_a_dense_array_layout() -> None:
+    from runtime.kernels import dense_copy
+
+    a = np.zeros((3, 4), np.float32).T
+    assert dense_copy.is_dense(a) and S.is_non_overlapping_and_dense(a.shape, a.strides, a.itemsize)
+    assert not dense_copy.is_dense(np.zeros((3, 4))[:, ::2])
+    assert dense_copy.preserved_copy(a).strides == a.strides
