@@ -206,7 +206,11 @@ class CompiledFunction:
         if not fuse:
             self._note("no C++ compiler (g++ or clang++ on PATH, or $CXX): the graph runs without fused kernels")
         program = TrainingProgram(joint, fuse)
-        if not self._agrees_training(program, tensors, joint):
+        # the check runs from the state at entry: a tensor written in place (running statistics) is written once
+        eager_state = joint.undo.snapshot()
+        joint.undo.restore()
+        if not (self._agrees_training(program, tensors, joint) and self._same_effects(eager_state, joint.undo.arrays)):
+            joint.undo.restore(eager_state)
             self.cache[key] = _EAGER
             self._note("the compiled forward and backward did not reproduce eager autograd (an operation outside "
                        "the dispatcher?)")

@@ -201,9 +201,11 @@ def _tracer_fallback(op: Any, args: list[Any]) -> Any:
             return trace.decomposed(op, kernel, args)
     if trace is not None and "!" in str(op.schema):  # it writes a tensor: one from outside is logged to undo
         for t in _tensors(args):
-            v = trace.values.get(id(t)) or trace._alias(t)  # (a detached gradient is its value's alias)
-            if v is None or v.producer is None:  # an input, a .grad at entry or a free value
-                trace.step.undo.save_tensor(t)
+            # a view made inside the function writes its base's memory: a base from outside is logged
+            for x in (t, t._base) if t._base is not None else (t,):
+                v = trace.values.get(id(x)) or trace._alias(x)  # (a detached gradient is its value's alias)
+                if v is None or v.producer is None:  # an input, a .grad at entry or a free value
+                    trace.step.undo.save_tensor(x)
     meta = trace.meta.call(op, args) if trace is not None else None
     with exclude_keys("Tracer"):
         result = op.redispatch_below(DispatchKey.Tracer, *args)
@@ -325,6 +327,9 @@ class Joint:
         self.targets = targets  # the inputs and free values that require grad, in the backward's output order
         self.grad_outputs = grad_outputs  # the gradients of the outputs the backward was captured with
         self.grads = grads  # the eager gradients of the targets (None: unused)
+        # the tensors from outside that the function wrote in place, as at entry (to check the program from
+        # the same state: Note [Capturing a training step])
+        self.undo: Any = None
 
 
 def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -333,11 +338,20 @@ def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
     grad, recording the operators the derivative formulas call (Note [Capturing the backward]). `recompute`
     says which forward nodes the backward may compute again rather than have their values saved (Note
     [Recomputing saved values] in remat.py); None saves every value the backward reads."""
+    trace = _Trace()
+    try:
+        return _capture_joint(trace, fn, args, kwargs, recompute)
+    except BaseException:  # what the function changed (a batch norm's running statistics) is put back
+        trace.step.undo.restore()
+        raise
+
+
+def _capture_joint(trace: _Trace, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                   recompute: Callable[[Node], bool] | None) -> Joint:
     from runtime import opcall
     from runtime.autograd.function import grad as autograd_grad
     from runtime.autograd.grad_mode import no_grad
 
-    trace = _Trace()
     trace.training = True
     for a in _tensors((args, kwargs)):
         if id(a) not in trace.values:
@@ -404,5 +418,7 @@ def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
                     _ids=graph._ids)
     backward = Graph(inputs=list(saved.values()) + grad_values, nodes=backward_nodes, output=grad_syms,
                      _ids=graph._ids)
-    return Joint(forward, backward, result, trace.results, diff, [trace.value_of(t) for t in targets],
-                 grad_outputs, grads)
+    joint = Joint(forward, backward, result, trace.results, diff, [trace.value_of(t) for t in targets],
+                  grad_outputs, grads)
+    joint.undo = trace.step.undo
+    return joint

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from runtime import opcall
+from runtime.tensor import Tensor
 
 _SCALARS = (type(None), bool, int, float, str)
 _SHORT = 16  # longest tuple or list of scalars that is guarded (longer ones are data, not switches)
@@ -31,28 +32,46 @@ def python_state(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
     module_type = _module_type()
     out: list[Any] = []
     modules: set[int] = set()
-    for x in [*_held(fn, 2, set()), *args, *kwargs.values()]:
+    held = list(_held(fn, 2, set()))
+    n_held = len(held)
+    for k, x in enumerate([*held, *args, *kwargs.values()]):
         if module_type is not None and isinstance(x, module_type):
             if id(x) not in modules:
                 modules.add(id(x))
-                out.append(_training_flags(x))
+                out.append(_module_state(x))
         elif isinstance(x, _SCALARS):
             out.append(x)
+        elif k < n_held and isinstance(x, Tensor):  # (the arguments' tensors are in the call's signature)
+            out.append(_tensor_state(x))
         elif isinstance(x, tuple | list) and len(x) <= _SHORT and all(isinstance(a, _SCALARS) for a in x):
             out.append(tuple(x))
+        elif k < n_held and isinstance(x, tuple | list | dict) and len(x) <= _SHORT:
+            items = x.values() if isinstance(x, dict) else x
+            if all(isinstance(a, Tensor) for a in items):
+                out.append(tuple(_tensor_state(a) for a in items))
     return tuple(out)
 
 
-def _training_flags(root: Any) -> tuple[bool, ...]:
-    """Every submodule's `training` flag, depth first (a plain walk: `modules()` costs ten times more)."""
-    flags = []
+def _tensor_state(t: Tensor) -> tuple[Any, ...]:
+    """Which tensor the function reads, and whether it requires grad (Note [Guards on Python state])."""
+    return (id(t), t._requires_grad)
+
+
+def _module_state(root: Any) -> tuple[Any, ...]:
+    """Every submodule's `training` flag and Python scalars, and which parameters and buffers it holds
+    (None, or the tensor and its requires_grad), depth first (a plain walk: `modules()` costs ten times
+    more)."""
+    state: list[Any] = []
     stack = [root]
     while stack:
         m = stack.pop()
         d = m.__dict__
-        flags.append(d.get("training", True))
+        state.append(d.get("training", True))
+        state.extend(v for v in d.values() if isinstance(v, _SCALARS))
+        for table in (d["_parameters"], d["_buffers"]):
+            state.extend(None if t is None else (id(t), t._requires_grad) for t in table.values())
         stack.extend(c for c in reversed(d["_modules"].values()) if c is not None)
-    return tuple(flags)
+    return tuple(state)
 
 
 def _module_type() -> type | None:

@@ -87,14 +87,17 @@ def substitute(x: Any, rename: dict[int, Value]) -> Any:
 
 def fold_constants(graph: Graph, results: dict[int, Any]) -> int:
     """Nodes that read no input of the function (factories, arithmetic on them), are not random and write
-    nothing become constants: their values at capture (`results`, by node id) are held by the graph."""
+    nothing become constants: their values at capture (`results`, by node id) are held by the graph, unless
+    an in-place op later writes them or a view of them (`_written`)."""
     constant: set[int] = set()  # free values never count: the program may change them between calls
+    written = _written(graph.nodes)
     folded = 0
     kept: list[Node] = []
     for node in graph.nodes:
         inputs = node.inputs()
         if (not is_random(node) and not mutates(node) and id(node) in results
-                and all(v.id in constant for v in inputs) and len(node.outputs) == 1):
+                and all(v.id in constant for v in inputs) and len(node.outputs) == 1
+                and node.outputs[0].id not in written):
             out = node.outputs[0]
             out.producer, out.external = None, results[id(node)]
             constant.add(out.id)
@@ -103,6 +106,17 @@ def fold_constants(graph: Graph, results: dict[int, Any]) -> int:
         kept.append(node)
     graph.nodes = kept
     return folded
+
+
+def _written(nodes: list[Node]) -> set[int]:
+    """The values an in-place op writes, with every value they were computed from: a value written later
+    (`G.zeros(5).index_add_(...)`, a view of a buffer filled in place) is not a constant, and neither is
+    what it may view (the capture's tensor holds what the writes left, and each run writes again)."""
+    written = {v.id for n in nodes if mutates(n) for v in n.inputs()}
+    for node in reversed(nodes):
+        if any(v.id in written for v in node.outputs):
+            written.update(v.id for v in node.inputs())
+    return written
 
 
 def execution_order(graph: Graph) -> None:
