@@ -296,6 +296,24 @@ class Tensor:
     def data(self) -> Tensor:
         return self.detach()
 
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        """`t.data = u`: this tensor (its autograd state, `.grad` and hooks kept) now holds `u`'s data, shape
+        and dtype, sharing `u`'s storage; no history is recorded (PyTorch's `.data` assignment)."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
+        if value._device != self._device:
+            raise RuntimeError(f"Tensor.data: cannot set the data of a tensor on {self._device} to a tensor on "
+                               f"{value._device}")
+        if self._requires_grad and not value._dtype.is_floating_point:
+            raise RuntimeError(f"Tensor.data: a tensor that requires grad cannot hold {value._dtype} data")
+        self._data = value._data
+        self._dtype = value._dtype
+        self._storage = value.storage
+        edge = self._leaf_edge
+        if edge is not None:  # the edge into its AccumulateGrad (which holds its hooks) records shape and dtype
+            self._leaf_edge = (edge[0], edge[1], tuple(value._data.shape), value._dtype, self._device)
+
     def detach(self) -> Tensor:
         """A new tensor sharing this one's data and storage, outside the autograd graph."""
         t = Tensor._wrap(self._data, self._dtype)

@@ -61,11 +61,16 @@ _EAGER = object()
 
 
 def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    memory: dict[int, int] = {}  # id of a tensor's base (itself if not a view) -> the first argument on it
+
     def sig(x: Any) -> Any:
         if isinstance(x, Tensor):
-            # the array's shape and (byte) strides: the tensor's layout, read without making tuples
+            # the array's shape and (byte) strides: the tensor's layout, read without making tuples; which
+            # earlier argument it shares memory with (the same tensor twice, a view of another argument)
             data = x._data
-            return ("T", data.shape, data.strides, x._dtype, x._device, x._requires_grad)
+            base = x._base
+            shared = memory.setdefault(id(x if base is None else base), len(memory))
+            return ("T", data.shape, data.strides, x._dtype, x._device, x._requires_grad, shared)
         if isinstance(x, list | tuple):
             return (type(x).__name__, tuple(sig(a) for a in x))
         if isinstance(x, dict):
@@ -235,7 +240,7 @@ class CompiledFunction:
             self._note("no C++ compiler (g++ or clang++ on PATH, or $CXX): the graph runs without fused kernels")
         eager_state = effects.undo.snapshot()
         try:
-            program = StepProgram(graph, results, effects, fuse)
+            program = StepProgram(graph, results, effects, fuse, result)
             effects.undo.restore()
             got = program.run(tensors)
             agrees = self._same(_flat_tensors(got), _flat_tensors(result)) and \

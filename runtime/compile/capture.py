@@ -81,6 +81,16 @@ class _Trace:
         self._remember(t, v)
         return v
 
+    def add_inputs(self, tensors: Iterator[Tensor]) -> None:
+        """One graph input per tensor argument, in order; a tensor passed again gets an input of its own
+        that the graph does not read (the program is called with every argument: its signature notes which
+        arguments are one tensor)."""
+        for t in tensors:
+            if id(t) in self.values:
+                self.graph.inputs.append(self.graph.new_value(tuple(t.shape), tuple(t.stride()), t.dtype, t.device))
+            else:
+                self.add_input(t)
+
     def symbolic(self, x: Any) -> Any:
         if isinstance(x, Tensor):
             return self.value_of(x)
@@ -267,9 +277,7 @@ def capture_with_effects(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: 
     kernels compute, whose composites stay decomposed (Note [Pointwise composites])."""
     trace = _Trace()
     trace.pointwise = pointwise
-    for a in _tensors((args, kwargs)):
-        if id(a) not in trace.values:
-            trace.add_input(a)
+    trace.add_inputs(_tensors((args, kwargs)))
     from runtime import opcall
 
     try:
@@ -353,9 +361,7 @@ def _capture_joint(trace: _Trace, fn: Callable[..., Any], args: tuple[Any, ...],
     from runtime.autograd.grad_mode import no_grad
 
     trace.training = True
-    for a in _tensors((args, kwargs)):
-        if id(a) not in trace.values:
-            trace.add_input(a)
+    trace.add_inputs(_tensors((args, kwargs)))
     n_inputs = len(trace.graph.inputs)
     with _capture_lock, _tracer_installed(), _breaking_on_data_access(), _recording_factories(opcall.api):
         _state.trace = trace

@@ -53,8 +53,9 @@ def python_state(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
 
 
 def _tensor_state(t: Tensor) -> tuple[Any, ...]:
-    """Which tensor the function reads, and whether it requires grad (Note [Guards on Python state])."""
-    return (id(t), t._requires_grad)
+    """Which tensor the function reads, whether it requires grad, its shape and dtype (`.data` assignment
+    changes those of the same tensor): Note [Guards on Python state]."""
+    return (id(t), t._requires_grad, t._data.shape, t._dtype)
 
 
 def _module_state(root: Any) -> tuple[Any, ...]:
@@ -69,7 +70,7 @@ def _module_state(root: Any) -> tuple[Any, ...]:
         state.append(d.get("training", True))
         state.extend(v for v in d.values() if isinstance(v, _SCALARS))
         for table in (d["_parameters"], d["_buffers"]):
-            state.extend(None if t is None else (id(t), t._requires_grad) for t in table.values())
+            state.extend(None if t is None else _tensor_state(t) for t in table.values())
         stack.extend(c for c in reversed(d["_modules"].values()) if c is not None)
     return tuple(state)
 
