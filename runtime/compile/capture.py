@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from runtime.autograd.grad_mode import is_grad_enabled
-from runtime.compile.graph import Graph, Node, Value
+from runtime.compile.graph import Graph, Node, Value, same_kind
 from runtime.compile.meta_shapes import MetaTwins
 from runtime.compile.remat import merge_repeated
 from runtime.compile.remat import recompute as recompute_saved
@@ -95,7 +95,7 @@ class _Trace:
         if isinstance(x, Tensor):
             return self.value_of(x)
         if isinstance(x, list | tuple):
-            return type(x)(self.symbolic(a) for a in x)
+            return same_kind(x, [self.symbolic(a) for a in x])
         if isinstance(x, dict):
             return {k: self.symbolic(v) for k, v in x.items()}
         return x
@@ -310,17 +310,24 @@ def _tensors(x: Any) -> Iterator[Tensor]:
             yield from _tensors(a)
 
 
+_CONSTANTS = (type(None), bool, int, float, complex, str)
+
+
 def _holds_only_tensors(x: Any) -> bool:
-    if isinstance(x, Tensor) or x is None:
+    """A result a graph returns: tensors and Python constants (None, numbers, strings; what they are is
+    guarded by the call's signature and Python state) in lists, tuples, named tuples and dicts."""
+    if isinstance(x, (Tensor, *_CONSTANTS)):
         return True
     if isinstance(x, list | tuple):
         return all(_holds_only_tensors(a) for a in x)
+    if type(x) is dict:
+        return all(isinstance(k, _CONSTANTS) and _holds_only_tensors(a) for k, a in x.items())
     return False
 
 
 def _unsupported(result: Any) -> Any:
-    raise GraphBreak(f"the function returns {type(result).__name__}: a compiled graph returns tensors, or lists and "
-                     "tuples of them")
+    raise GraphBreak(f"the function returns {type(result).__name__}: a compiled graph returns tensors and Python "
+                     "numbers, strings and None, in lists, tuples and dicts")
 
 
 class Joint:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-from runtime.compile.graph import Graph, Node, Value
+from runtime.compile.graph import Graph, Node, Value, same_kind
 
 # Operators whose every call draws new random numbers: never merged, never folded.
 RANDOM_WORDS = ("rand", "normal", "uniform", "bernoulli", "dropout", "multinomial", "random", "exponential",
@@ -79,7 +79,7 @@ def substitute(x: Any, rename: dict[int, Value]) -> Any:
     if isinstance(x, Value):
         return rename.get(x.id, x)
     if isinstance(x, list | tuple):
-        return type(x)(substitute(a, rename) for a in x)
+        return same_kind(x, [substitute(a, rename) for a in x])
     if isinstance(x, dict):
         return {k: substitute(v, rename) for k, v in x.items()}
     return x

@@ -28,7 +28,7 @@ from typing import Any
 from runtime.autograd.custom_function import Function
 from runtime.autograd.grad_mode import no_grad
 from runtime.compile.capture import Joint
-from runtime.compile.graph import Value
+from runtime.compile.graph import Value, same_kind
 from runtime.compile.program import Program
 from runtime.tensor import Tensor
 
@@ -44,12 +44,15 @@ def flat_tensors(x: Any) -> list[Tensor]:
 
 
 def _rebuild(structure: Any, flat: list[Any], at: list[int]) -> Any:
-    """`structure` (Values and None in lists and tuples) with each Value replaced by the next of `flat`."""
+    """`structure` (Values and constants in lists, tuples and dicts) with each Value replaced by the next of
+    `flat`."""
     if isinstance(structure, Value):
         at[0] += 1
         return flat[at[0] - 1]
     if isinstance(structure, list | tuple):
-        return type(structure)(_rebuild(a, flat, at) for a in structure)
+        return same_kind(structure, [_rebuild(a, flat, at) for a in structure])
+    if isinstance(structure, dict):
+        return {k: _rebuild(a, flat, at) for k, a in structure.items()}
     return structure
 
 
