@@ -58,10 +58,13 @@ def _tensor_state(t: Tensor) -> tuple[Any, ...]:
     return (id(t), t._requires_grad, t._data.shape, t._dtype)
 
 
+_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks")
+
+
 def _module_state(root: Any) -> tuple[Any, ...]:
-    """Every submodule's `training` flag and Python scalars, and which parameters and buffers it holds
-    (None, or the tensor and its requires_grad), depth first (a plain walk: `modules()` costs ten times
-    more)."""
+    """Every submodule's `training` flag and Python scalars, which parameters and buffers it holds (None,
+    or the tensor's `_tensor_state`) and which hooks, depth first (a plain walk: `modules()` costs ten
+    times more)."""
     state: list[Any] = []
     stack = [root]
     while stack:
@@ -71,6 +74,10 @@ def _module_state(root: Any) -> tuple[Any, ...]:
         state.extend(v for v in d.values() if isinstance(v, _SCALARS))
         for table in (d["_parameters"], d["_buffers"]):
             state.extend(None if t is None else _tensor_state(t) for t in table.values())
+        for name in _HOOKS:  # hooks run while the function is captured: which ones is part of the graph
+            hooks = d.get(name)
+            if hooks:
+                state.append((name, *map(id, hooks)))
         stack.extend(c for c in reversed(d["_modules"].values()) if c is not None)
     return tuple(state)
 

@@ -171,6 +171,7 @@ class StepEffects:
         self.grad_inputs: list[Tensor] = []  # leaves whose .grad at entry is an input of the graph
         self.backward_ranges: list[tuple[int, int, set[int]]] = []  # (first, end, free values before) per backward
         self.used = False  # a backward, an optimizer step or a .grad was seen
+        self.optimizers: list[tuple[Any, list[int]]] = []  # each optimizer stepped, with its parameters' ids
 
     # -- .grad ------------------------------------------------------------------------------------------
     def touch(self, t: Tensor) -> None:
@@ -252,6 +253,7 @@ class StepEffects:
             raise GraphBreak(f"{name}.step() has step hooks (Python run around the update)")
         self.used = True
         params = [p for group in opt.param_groups for p in group["params"]]
+        self.optimizers.append((opt, [id(p) for p in params]))
         for p in params:
             self.touch(p)
         self.undo.save_optimizer(opt)

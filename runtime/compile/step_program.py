@@ -59,6 +59,7 @@ class StepProgram:
             if v.external.requires_grad and v.external.is_leaf:
                 leaves.setdefault(id(v.external), v.external)
         self.requires = [(t, t.requires_grad) for t in leaves.values()]
+        self.optimizers = list(effects.optimizers)  # each one's parameters are a guard (add_param_group)
         graph.output = (graph.output, [v for _, v in effects.outputs])
         self.program = Program(graph, results, fuse)
         self.graph = self.program.graph
@@ -66,13 +67,17 @@ class StepProgram:
 
     def guards_hold(self) -> bool:
         """Each touched leaf's `.grad` at entry is None or not as at capture (and of its shape, strides and
-        dtype), and the leaves that required grad still do (and no other)."""
+        dtype), each optimizer stepped holds the parameters it held, and the leaves that required grad still
+        do (and no other)."""
         for t, sig in self.entry:
             g = t._grad
             if sig is None:
                 if g is not None:
                     return False
             elif g is None or grad_signature(g) != sig:
+                return False
+        for opt, params in self.optimizers:
+            if [id(p) for group in opt.param_groups for p in group["params"]] != params:
                 return False
         return all(t.requires_grad == r for t, r in self.requires)
 
