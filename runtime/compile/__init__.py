@@ -35,6 +35,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import types
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -43,6 +44,7 @@ import numpy as np
 
 from runtime import opcall
 from runtime.autograd.grad_mode import is_grad_enabled
+from runtime.compile import tracing
 from runtime.compile.capture import GraphBreak, capture_joint, capture_with_effects
 from runtime.compile.cpp_build import find_compiler
 from runtime.compile.graph import Graph
@@ -112,6 +114,11 @@ class CompiledFunction:
         self.reasons: set[str] = set()
         functools.update_wrapper(self, fn)
 
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """`@G.compile` on a method: `obj.method` binds `obj` as the first argument (the object is then part
+        of the call's signature, and a module's state is guarded as an argument's)."""
+        return self if obj is None else types.MethodType(self, obj)
+
     # -- what a user can look at ----------------------------------------------------------------
     @property
     def programs(self) -> list[Program | TrainingProgram | StepProgram]:
@@ -129,6 +136,8 @@ class CompiledFunction:
 
     # -- calling -----------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if tracing.state.trace is not None:  # called by a function being captured: its ops join that graph
+            return self.fn(*args, **kwargs)
         key = (_signature(args, kwargs), python_state(self.fn, args, kwargs))  # Note [Guards on Python state]
         program = self.cache.get(key)
         if program is None:

@@ -30,6 +30,7 @@ from runtime.compile.remat import recompute as recompute_saved
 from runtime.compile.step_capture import StepEffects, patched
 from runtime.compile.tracing import GraphBreak, state
 from runtime.dispatcher import DispatchKey, dispatcher, exclude_keys, include_keys
+from runtime.random import Generator
 from runtime.tensor import Tensor
 
 _state = state
@@ -180,6 +181,9 @@ def _recording_factories(package: Any) -> Iterator[None]:
             trace = _state.trace
             if trace is None:
                 return fn(*args, **kwargs)
+            gen = kwargs.get("generator")
+            if gen is not None:  # its draws are put back with the default generator's (Undo)
+                trace.step.undo.save_generator(gen)
             _state.trace = None
             try:
                 with exclude_keys("Tracer"):
@@ -216,6 +220,10 @@ def _tracer_fallback(op: Any, args: list[Any]) -> Any:
                 v = trace.values.get(id(x)) or trace._alias(x)  # (a detached gradient is its value's alias)
                 if v is None or v.producer is None:  # an input, a .grad at entry or a free value
                     trace.step.undo.save_tensor(x)
+    if trace is not None:
+        for a in args:
+            if isinstance(a, Generator):  # its draws are put back with the default generator's (Undo)
+                trace.step.undo.save_generator(a)
     meta = trace.meta.call(op, args) if trace is not None else None
     with exclude_keys("Tracer"):
         result = op.redispatch_below(DispatchKey.Tracer, *args)

@@ -106,6 +106,12 @@ class Undo:
         self.arrays: dict[int, tuple[Tensor, np.ndarray]] = {}
         self.grads: dict[int, tuple[Tensor, Tensor | None]] = {}  # leaf -> its .grad at entry
         self.states: dict[int, tuple[Any, dict[Any, dict[str, Any]]]] = {}  # optimizer -> its state at entry
+        self.generators: dict[int, tuple[Any, Any]] = {}  # a Generator the function drew from -> its state at entry
+
+    def save_generator(self, g: Any) -> None:
+        """A generator passed to a random op (`generator=`): its state is put back like the default one's."""
+        if id(g) not in self.generators and g.device.type == "cpu":
+            self.generators[id(g)] = (g, g.get_state())
 
     def save_tensor(self, t: Tensor) -> None:
         if id(t) not in self.arrays and isinstance(t._data, np.ndarray):
@@ -132,7 +138,7 @@ class Undo:
         states = [(opt, {p: dict(s) for p, s in opt.state.items()}) for opt, _ in self.states.values()]
         from runtime.random import get_rng_state
 
-        return arrays, grads, states, get_rng_state()
+        return arrays, grads, states, (get_rng_state(), [(g, g.get_state()) for g, _ in self.generators.values()])
 
     def restore(self, snap: Any = None) -> None:
         from runtime.random import set_rng_state
@@ -141,9 +147,9 @@ class Undo:
             arrays = list(self.arrays.values())
             grads = list(self.grads.values())
             states = list(self.states.values())
-            rng = self.rng
+            rng, generators = self.rng, list(self.generators.values())
         else:
-            arrays, grads, states, rng = snap
+            arrays, grads, states, (rng, generators) = snap
         for t, a in arrays:
             if t._data.shape == a.shape:
                 np.copyto(t._data, a)
@@ -159,6 +165,8 @@ class Undo:
                 current.clear()
                 current.update(s)
         set_rng_state(rng)
+        for g, state in generators:
+            g.set_state(state)
 
 
 class StepEffects:
