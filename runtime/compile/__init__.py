@@ -190,6 +190,10 @@ class CompiledFunction:
         if is_grad_enabled() and any(v.external is not None and v.external.requires_grad for v in graph.externals()):
             effects.undo.restore()  # the function runs again, captured with its backward
             return self._compile_training(key, args, kwargs, tensors)
+        if any(t.grad_fn is not None for t in _flat_tensors(result)):  # (what a training capture does not cover)
+            effects.undo.restore()
+            return self._eager(key, "autograd is turned on inside the function (enable_grad() under no_grad, "
+                               "requires_grad_() on a tensor it made): the graph runs without autograd", args, kwargs)
         fuse = _can_fuse(tensors)
         if not fuse:
             self._note("no C++ compiler (g++ or clang++ on PATH, or $CXX): the graph runs without fused kernels")
