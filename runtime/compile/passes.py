@@ -51,14 +51,16 @@ def _key(x: Any) -> Any:
 
 
 def common_subexpressions(graph: Graph) -> int:
-    """Merge calls of one operator on the same arguments (not random, not writing); returns how many."""
+    """Merge calls of one operator on the same arguments (not random, not writing, not of values that keep
+    their memory: Note [Values that keep their memory]); returns how many."""
+    own = shared(graph)
     seen: dict[Any, Node] = {}
     rename: dict[int, Value] = {}
     kept: list[Node] = []
     merged = 0
     for node in graph.nodes:
         node.args = substitute(node.args, rename)
-        if is_random(node) or mutates(node):
+        if is_random(node) or mutates(node) or any(v.id in own for v in node.outputs):
             kept.append(node)
             continue
         key = (node.name, _key(node.args))
@@ -88,9 +90,9 @@ def substitute(x: Any, rename: dict[int, Value]) -> Any:
 def fold_constants(graph: Graph, results: dict[int, Any]) -> int:
     """Nodes that read no input of the function (factories, arithmetic on them), are not random and write
     nothing become constants: their values at capture (`results`, by node id) are held by the graph, unless
-    an in-place op later writes them or a view of them (`_written`)."""
+    they must keep their memory (Note [Values that keep their memory])."""
     constant: set[int] = set()  # free values never count: the program may change them between calls
-    written = _written(graph.nodes)
+    written = shared(graph)
     folded = 0
     kept: list[Node] = []
     for node in graph.nodes:
@@ -108,15 +110,28 @@ def fold_constants(graph: Graph, results: dict[int, Any]) -> int:
     return folded
 
 
-def _written(nodes: list[Node]) -> set[int]:
-    """The values an in-place op writes, with every value they were computed from: a value written later
-    (`G.zeros(5).index_add_(...)`, a view of a buffer filled in place) is not a constant, and neither is
-    what it may view (the capture's tensor holds what the writes left, and each run writes again)."""
-    written = {v.id for n in nodes if mutates(n) for v in n.inputs()}
-    for node in reversed(nodes):
-        if any(v.id in written for v in node.outputs):
-            written.update(v.id for v in node.inputs())
-    return written
+def returns_alias(node: Node) -> bool:
+    """The op's result may share memory with an argument (a view, an in-place op): its schema's return
+    carries an alias set, `-> Tensor(a)`."""
+    return "Tensor(" in str(node.op.schema).partition("->")[2]
+
+
+def shared(graph: Graph) -> set[int]:
+    """Values whose memory must stay their own (Note [Values that keep their memory]): those an in-place op
+    writes and those the graph returns, with every value they may view."""
+    seen = {v.id for n in graph.nodes if mutates(n) for v in n.inputs()} | {v.id for v in graph.output_values()}
+    for node in reversed(graph.nodes):
+        if returns_alias(node) and any(v.id in seen for v in node.outputs):
+            seen.update(v.id for v in node.inputs())
+    return seen
+
+
+# Note [Values that keep their memory]
+# A value an in-place op writes (`G.zeros(5).index_add_(...)`, a view of a buffer filled in place), or one
+# the graph returns (the caller may write it, and gets a new tensor at every call), or a value either of
+# those views, is never a folded constant (the capture's tensor holds what the writes left, each run would
+# write it again, and every call would return the one tensor) and never merged with another call's value
+# (two buffers would become one).
 
 
 def execution_order(graph: Graph) -> None:

@@ -448,6 +448,22 @@ def out_index_put_masked_scatter_copy(c: Compile) -> Any:
 
 
 @program()
+def constants_returned_and_written(c: Compile) -> Any:
+    def f(x):  # type: ignore[no-untyped-def]
+        a, b = G.zeros(2), G.zeros(2)
+        a.add_(x[:2])
+        return x + 1, G.zeros(3), G.arange(3.0) * 2, G.ones(2, 3)[0], a, b, G.ones(2), G.ones(2)
+    cf = c(f)
+    out = []
+    for k in range(3):
+        r = cf(G.ones(3) * k)
+        out += [r, r[1] is r[6], r[6] is r[7]]
+        for t in r[1:]:
+            t.add_(5)  # the caller owns what it gets: the next call's results are new
+    return out
+
+
+@program()
 def free_tensor_written_through_views(c: Compile) -> Any:
     G.manual_seed(0)
     w = G.randn(3, 3)
