@@ -25,6 +25,7 @@ from typing import Any
 from runtime.autograd.grad_mode import is_grad_enabled
 from runtime.compile.graph import Graph, Node, Value, same_kind
 from runtime.compile.meta_shapes import MetaTwins
+from runtime.compile.passes import written
 from runtime.compile.remat import merge_repeated
 from runtime.compile.remat import recompute as recompute_saved
 from runtime.compile.step_capture import StepEffects, patched
@@ -433,6 +434,10 @@ def _capture_joint(trace: _Trace, fn: Callable[..., Any], args: tuple[Any, ...],
         if v.id in made_in_forward:
             saved.setdefault(v.id, v)
     if recompute is not None:
+        # a value the forward writes in place, or one computed from such a value, is not what its producer
+        # would give again in the backward: it stays saved (the tensor autograd saved is the written one)
+        changed, can = written(forward_nodes), recompute
+        recompute = lambda n: can(n) and not any(v.id in changed for v in (*n.inputs(), *n.outputs))  # noqa: E731
         backward_nodes, saved, grad_syms = recompute_saved(forward_nodes, backward_nodes, saved, grad_syms, graph,
                                                            recompute)
     forward = Graph(inputs=graph.inputs[:n_inputs], nodes=forward_nodes, output=(output, list(saved.values())),

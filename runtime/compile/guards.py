@@ -3,14 +3,19 @@
 Note [Guards on Python state]
 Capture records operators, so whatever Python value steered them is a constant of the graph: a module's
 `training` flag (dropout, batch norm's statistics), a number or flag in a closure cell or a global the
-function names. A call whose state differs must not run that graph. `python_state(fn)` reads, at every
-call, the values the function can reach that way: the `training` flag of every submodule of each module it
-holds (the module itself, a bound method's `self`, modules in its closure cells or among the globals its
-code names, and the modules passed as arguments), and the Python scalars (None, bool, int, float, str, and
-short tuples and lists of them) in its closure cells and named globals, following the functions it holds
-the same way one level down. The result joins the call's key, so a change compiles the new state once
-and later calls with either state find theirs. What the code reads through attributes of other objects
-(`cfg.scale`) is not seen: those stay constants of the graph, as the README says.
+function names, and which tensors it read without being given them (a parameter, a global tensor: the graph
+holds that tensor object). A call whose state differs must not run that graph. `python_state(fn)` reads, at
+every call, the values the function can reach that way. For each module it holds (the module itself, a
+bound method's `self`, modules in its closure cells or among the globals its code names, and the modules
+passed as arguments), every submodule's `training` flag and Python scalar attributes (`self.scale`), which
+parameters and buffers it holds (a replaced `m.weight`, `bias = None`) with their requires_grad, shape and
+dtype (`.data` assignment changes those), and which hooks it has. In its closure cells and named globals:
+the Python scalars (None, bool, int, float, str, and short tuples and lists of them), the tensors (and
+short lists, tuples and dicts of tensors) by identity, requires_grad, shape and dtype, and any other object
+by identity (a rebound optimizer), following the functions it holds the same way one level down. The
+result joins the call's key, so a change compiles the new state once and later calls with either state
+find theirs. What the code reads through attributes of other objects (`cfg.scale`) is not seen: those
+stay constants of the graph, as the README says.
 """
 
 from __future__ import annotations
@@ -45,10 +50,12 @@ def python_state(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
             out.append(_tensor_state(x))
         elif isinstance(x, tuple | list) and len(x) <= _SHORT and all(isinstance(a, _SCALARS) for a in x):
             out.append(tuple(x))
-        elif k < n_held and isinstance(x, tuple | list | dict) and len(x) <= _SHORT:
+        elif k < n_held and isinstance(x, tuple | list | dict):
             items = x.values() if isinstance(x, dict) else x
-            if all(isinstance(a, Tensor) for a in items):
+            if len(x) <= _SHORT and all(isinstance(a, Tensor) for a in items):
                 out.append(tuple(_tensor_state(a) for a in items))
+        elif k < n_held:  # another object (an optimizer the graph steps): which one
+            out.append(id(x))
     return tuple(out)
 
 

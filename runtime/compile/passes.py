@@ -119,8 +119,18 @@ def returns_alias(node: Node) -> bool:
 def shared(graph: Graph) -> set[int]:
     """Values whose memory must stay their own (Note [Values that keep their memory]): those an in-place op
     writes and those the graph returns, with every value they may view."""
-    seen = {v.id for n in graph.nodes if mutates(n) for v in n.inputs()} | {v.id for v in graph.output_values()}
-    for node in reversed(graph.nodes):
+    return _viewed(graph.nodes, {v.id for n in graph.nodes if mutates(n) for v in n.inputs()} |
+                   {v.id for v in graph.output_values()})
+
+
+def written(nodes: list[Node]) -> set[int]:
+    """The values an in-place op among `nodes` writes, with every value they may view."""
+    return _viewed(nodes, {v.id for n in nodes if mutates(n) for v in n.inputs()})
+
+
+def _viewed(nodes: list[Node], seen: set[int]) -> set[int]:
+    """`seen` with the values its values may view (through ops whose result aliases an argument)."""
+    for node in reversed(nodes):
         if returns_alias(node) and any(v.id in seen for v in node.outputs):
             seen.update(v.id for v in node.inputs())
     return seen

@@ -43,6 +43,16 @@ def flat_tensors(x: Any) -> list[Tensor]:
     return []
 
 
+def _flat_values(structure: Any) -> list[Value]:
+    if isinstance(structure, Value):
+        return [structure]
+    if isinstance(structure, list | tuple):
+        return [v for a in structure for v in _flat_values(a)]
+    if isinstance(structure, dict):
+        return [v for a in structure.values() for v in _flat_values(a)]
+    return []
+
+
 def _rebuild(structure: Any, flat: list[Any], at: list[int]) -> Any:
     """`structure` (Values and constants in lists, tuples and dicts) with each Value replaced by the next of
     `flat`."""
@@ -69,6 +79,12 @@ class TrainingProgram:
         self.input_targets = [(k, position[v.id]) for k, v in enumerate(joint.targets) if v.id in position]
         self.free_targets = [v.external for v in joint.targets if v.id not in position]
         self.fused = self.forward.fused + self.backward.fused
+        # outputs that are an input or a free value themselves are returned as that tensor, as eager returns
+        # it (not a new tensor with the compiled graph's grad_fn)
+        self.passthrough: list[tuple[int, int | Tensor]] = []
+        for k, v in enumerate(_flat_values(self.output)):
+            if v.producer is None:
+                self.passthrough.append((k, v.external if v.external is not None else position[v.id]))
 
     def guards_hold(self) -> bool:
         """The free values that required grad at capture still do (their gradients are what it computes)."""
@@ -78,8 +94,10 @@ class TrainingProgram:
         return "\n".join(s for s in (self.forward.kernel_source(), self.backward.kernel_source()) if s)
 
     def run(self, inputs: list[Tensor]) -> Any:
-        flat = _CompiledGraph.apply(self, len(inputs), *inputs, *self.free_targets)
-        return _rebuild(self.output, list(flat), [0])
+        flat = list(_CompiledGraph.apply(self, len(inputs), *inputs, *self.free_targets))
+        for k, src in self.passthrough:
+            flat[k] = src if isinstance(src, Tensor) else inputs[src]
+        return _rebuild(self.output, flat, [0])
 
 
 class _CompiledGraph(Function):

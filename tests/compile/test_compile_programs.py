@@ -839,6 +839,47 @@ def tied_weights_language_model_step(c: Compile) -> Any:
 
 
 @program()
+def optimizer_rebound_and_its_state_cleared(c: Compile) -> Any:
+    m = mlp()
+    opt = G.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    step = c(lambda x, y: (opt.zero_grad(), F.cross_entropy(m(x), y).backward(), opt.step()))
+    out = []
+    for i in range(2):
+        step(*batch(i))
+        out += params_of(m)
+    opt.state.clear()
+    step(*batch(2))
+    out += params_of(m)
+    opt = G.optim.Adam(m.parameters(), lr=0.01)  # the function reads the new optimizer
+    for i in range(3, 5):
+        step(*batch(i))
+        out += params_of(m)
+    return out + [optimizer_state(opt)]
+
+
+@program()
+def training_outputs_that_are_inputs_in_place_writes_and_autograd_grad(c: Compile) -> Any:
+    G.manual_seed(0)
+    m = nn.Linear(3, 3)
+
+    def f(x, buf):  # type: ignore[no-untyped-def]
+        y = m(x)
+        y.add_(1)
+        z = y.relu_()
+        buf.copy_(z.detach())
+        return x, m.weight, z.sum(), m(x).argmax(-1)
+    cf = c(f)
+    out = []
+    for _ in range(2):
+        x, buf = G.randn(2, 3, requires_grad=True), G.zeros(2, 3)
+        r = cf(x, buf)
+        (r[2] + r[0].sum() * 2).backward(retain_graph=True)
+        gx, gw = G.autograd.grad(r[2], [x, m.weight], G.tensor(3.0))
+        out += [r, buf, x.grad, m.weight.grad.clone(), gx, gw, r[0] is x, r[1] is m.weight]
+    return out
+
+
+@program()
 def forward_compiled_backward_and_step_eager(c: Compile) -> Any:
     m = mlp()
     opt = G.optim.Adam(m.parameters(), lr=0.01)
