@@ -12,10 +12,11 @@ parameters and buffers it holds (a replaced `m.weight`, `bias = None`) with thei
 dtype (`.data` assignment changes those), and which hooks it has. In its closure cells and named globals:
 the Python scalars (None, bool, int, float, str, and short tuples and lists of them), the tensors (and
 short lists, tuples and dicts of tensors) by identity, requires_grad, shape and dtype, and any other object
-by identity (a rebound optimizer), following the functions it holds the same way one level down. The
-result joins the call's key, so a change compiles the new state once and later calls with either state
-find theirs. What the code reads through attributes of other objects (`cfg.scale`) is not seen: those
-stay constants of the graph, as the README says.
+by identity (a rebound optimizer) and its own attributes one level down (the modules, scalars and tensors
+of a trainer's `self`, `cfg.scale`), with the functions' default arguments, following the functions it
+holds the same way one level down. The result joins the call's key, so a change compiles the new state
+once and later calls with either state find theirs. What the code reads deeper (`cfg.optim.lr`, an
+object with more than 64 attributes) is not seen: those stay constants of the graph, as the README says.
 """
 
 from __future__ import annotations
@@ -54,9 +55,28 @@ def python_state(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
             items = x.values() if isinstance(x, dict) else x
             if len(x) <= _SHORT and all(isinstance(a, Tensor) for a in items):
                 out.append(tuple(_tensor_state(a) for a in items))
-        elif k < n_held:  # another object (an optimizer the graph steps): which one
+        elif k < n_held:  # another object (an optimizer the graph steps): which one, and its own attributes
             out.append(id(x))
+            out.extend(_attribute_state(x, module_type))
     return tuple(out)
+
+
+_ATTRIBUTES = 64  # an object with more attributes is data, not configuration: only its identity is guarded
+
+
+def _attribute_state(x: Any, module_type: type | None) -> Iterator[Any]:
+    """An object's own attributes, one level (a trainer's `self.model`, `cfg.scale`): modules, Python scalars
+    and tensors, as the function's own (Note [Guards on Python state])."""
+    d = getattr(x, "__dict__", None)
+    if type(d) is not dict or len(d) > _ATTRIBUTES:
+        return
+    for v in d.values():
+        if module_type is not None and isinstance(v, module_type):
+            yield _module_state(v)
+        elif isinstance(v, _SCALARS):
+            yield v
+        elif isinstance(v, Tensor):
+            yield _tensor_state(v)
 
 
 def _tensor_state(t: Tensor) -> tuple[Any, ...]:
@@ -114,6 +134,8 @@ def _held(fn: Any, depth: int, seen: set[int]) -> Iterator[Any]:
             value = cell.cell_contents
         except ValueError:  # an empty cell
             continue
+        yield from _value(value, depth, seen)
+    for value in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()):
         yield from _value(value, depth, seen)
     namespace = fn.__globals__
     for name in _names(fn.__code__):
