@@ -508,7 +508,8 @@ def advanced_indexing_where_cat_split(c: Compile) -> Any:
 def dtypes_and_promotion(c: Compile) -> Any:
     def f(a, b, i, m, s):  # type: ignore[no-untyped-def]
         return (a + b, i / 2, i // 3, i % 3, -i // 3, (a > 0) & m, i * 2.5, b.to(G.float16) * 3, b.half().exp(),
-                i + True, m.sum(), m.to(G.int64) + i, a.to(G.float32) == b, b + s, s * i, b * G.tensor(2.0, dtype=G.float64),
+                i + True, m.sum(), m.to(G.int64) + i, a.to(G.float32) == b, b + s, s * i,
+                b * G.tensor(2.0, dtype=G.float64),
                 (b.half() * b.half()).sum(0), b.double().softmax(0), i.float().mean())
     cf = c(f)
     G.manual_seed(0)
