@@ -296,9 +296,10 @@ class CompiledFunction:
             g = noise.get(id(t))
             if g is None or g.shape != a.shape or id(t) not in entry:
                 return False
-            moved = float(np.abs(a - entry[id(t)][1]).max())  # the eager step's largest move
-            off = np.abs(t._data - a) > 1e-4 * np.abs(a) + 1e-5 * (1.0 + float(np.abs(a).max(initial=0.0)))
-            if np.any(off & (g > 1e-4 * top)) or np.any(off & (np.abs(t._data - a) > 4 * moved)):
+            a, now, before = (Tensor._wrap(x, t.dtype).numpy(force=True) for x in (a, t._data, entry[id(t)][1]))
+            moved = float(np.abs(a - before).max())  # the eager step's largest move
+            off = np.abs(now - a) > 1e-4 * np.abs(a) + 1e-5 * (1.0 + float(np.abs(a).max(initial=0.0)))
+            if np.any(off & (g > 1e-4 * top)) or np.any(off & (np.abs(now - a) > 4 * moved)):
                 return False
         for t, g in grads:
             if (t._grad is None) != (g is None) or (g is not None and not cls._same([t._grad], [g])):

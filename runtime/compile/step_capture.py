@@ -114,7 +114,7 @@ class Undo:
             self.generators[id(g)] = (g, g.get_state())
 
     def save_tensor(self, t: Tensor) -> None:
-        if id(t) not in self.arrays and isinstance(t._data, np.ndarray):
+        if id(t) not in self.arrays and t._device.type in ("cpu", "cuda"):  # (NumPy or CuPy arrays)
             self.arrays[id(t)] = (t, t._data.copy())
 
     def save_optimizer(self, opt: Any) -> None:
@@ -152,7 +152,7 @@ class Undo:
             arrays, grads, states, (rng, generators) = snap
         for t, a in arrays:
             if t._data.shape == a.shape:
-                np.copyto(t._data, a)
+                t._data[...] = a
                 t._bump_version()
         for t, g in grads:
             t._grad = g
