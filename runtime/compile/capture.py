@@ -53,6 +53,8 @@ class _Trace:
         self.pointwise: Callable[[str], bool] | None = None
         self.step = StepEffects(self)  # Note [Capturing a training step]
         self.meta = MetaTwins()  # Note [Shapes from meta execution]
+        # id of an input or free tensor -> its value at entry (an in-place op gives the same tensor a new value)
+        self.entry: dict[int, Value] = {}
 
     def value_of(self, t: Tensor) -> Value:
         v = self.values.get(id(t))
@@ -61,6 +63,7 @@ class _Trace:
         if v is None:  # a tensor the function did not make: a free value
             v = self.graph.new_value(tuple(t.shape), tuple(t.stride()), t.dtype, t.device, external=t)
             self._remember(t, v)
+            self.entry[id(t)] = v
         return v
 
     def _alias(self, t: Tensor) -> Value | None:
@@ -81,6 +84,7 @@ class _Trace:
         v = self.graph.new_value(tuple(t.shape), tuple(t.stride()), t.dtype, t.device)
         self.graph.inputs.append(v)
         self._remember(t, v)
+        self.entry.setdefault(id(t), v)
         return v
 
     def add_inputs(self, tensors: Iterator[Tensor]) -> None:
@@ -444,7 +448,7 @@ def _capture_joint(trace: _Trace, fn: Callable[..., Any], args: tuple[Any, ...],
                     _ids=graph._ids)
     backward = Graph(inputs=list(saved.values()) + grad_values, nodes=backward_nodes, output=grad_syms,
                      _ids=graph._ids)
-    joint = Joint(forward, backward, result, trace.results, diff, [trace.value_of(t) for t in targets],
+    joint = Joint(forward, backward, result, trace.results, diff, [trace.entry.get(id(t)) or trace.value_of(t) for t in targets],
                   grad_outputs, grads)
     joint.undo = trace.step.undo
     return joint

@@ -29,6 +29,7 @@ from runtime.autograd.custom_function import Function
 from runtime.autograd.grad_mode import no_grad
 from runtime.compile.capture import Joint
 from runtime.compile.graph import Value, same_kind
+from runtime.compile.passes import mutates
 from runtime.compile.program import Program
 from runtime.tensor import Tensor
 
@@ -83,6 +84,9 @@ class TrainingProgram:
         # it (not a new tensor with the compiled graph's grad_fn)
         self.passthrough: list[tuple[int, int | Tensor]] = []
         for k, v in enumerate(_flat_values(self.output)):
+            while v.producer is not None and mutates(v.producer) and v.producer.args and \
+                    isinstance(v.producer.args[0], Value):  # an in-place op returns the tensor it wrote
+                v = v.producer.args[0]
             if v.producer is None:
                 self.passthrough.append((k, v.external if v.external is not None else position[v.id]))
 

@@ -881,6 +881,23 @@ def training_outputs_that_are_inputs_in_place_writes_and_autograd_grad(c: Compil
 
 
 @program()
+def weight_init_in_place_under_no_grad(c: Compile) -> Any:
+    def init(w):  # type: ignore[no-untyped-def]
+        with G.no_grad():
+            w.normal_(0, 0.02)
+            w.mul_(0.5)
+        return w
+    ci = c(init)
+    G.manual_seed(0)
+    out = []
+    for _ in range(3):
+        w = G.empty(3, 4, requires_grad=True)
+        r = ci(w)
+        out += [r, r is w, w.detach().clone()]
+    return out
+
+
+@program()
 def forward_compiled_backward_and_step_eager(c: Compile) -> Any:
     m = mlp()
     opt = G.optim.Adam(m.parameters(), lr=0.01)
