@@ -1006,3 +1006,28 @@ def test_debug_prints_the_graph_and_its_kernels(capsys: pytest.CaptureFixture[st
     f(G.randn(4))
     err = capsys.readouterr().err
     assert "graph(" in err and "sigmoid" in err and "fused kernels" in err
+
+
+def test_a_compiled_step_with_batch_norm_and_a_changing_lr_matches_torch() -> None:
+    torch = pytest.importorskip("torch")
+    G.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3))
+    tm = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.BatchNorm1d(8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    tm.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in m.state_dict().items()})
+    opt = G.optim.SGD(m.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-3)
+    topt = torch.optim.SGD(tm.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-3)
+    step = train_step(compiled, m, opt)
+    for i in range(4):
+        for group in (*opt.param_groups, *topt.param_groups):
+            group["lr"] = 0.1 / (i + 1)
+        x, y = batch(i)
+        loss = step(x, y)
+        topt.zero_grad()
+        tloss = torch.nn.functional.cross_entropy(tm(torch.from_numpy(x.numpy())), torch.from_numpy(y.numpy()))
+        tloss.backward()
+        topt.step()
+        np.testing.assert_allclose(loss.item(), tloss.item(), rtol=1e-5)
+    want = {k: v.detach().numpy() for k, v in tm.state_dict().items()}
+    for k, v in m.state_dict().items():
+        np.testing.assert_allclose(v.numpy(), want[k], rtol=1e-4, atol=1e-6, err_msg=k)
+    assert len(step.programs) == 2  # the first step (no .grad yet) and the later ones
