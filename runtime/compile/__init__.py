@@ -75,8 +75,8 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             return ("T", data.shape, data.strides, x._dtype, x._device, x._requires_grad, shared)
         if isinstance(x, list | tuple):
             return (type(x).__name__, tuple(sig(a) for a in x))
-        if isinstance(x, dict):
-            return ("dict", tuple(sorted((k, sig(v)) for k, v in x.items())))
+        if isinstance(x, dict):  # in its order: the program takes the tensors in the order they are flattened
+            return ("dict", tuple((k, sig(v)) for k, v in x.items()))
         try:
             hash(x)
         except TypeError:

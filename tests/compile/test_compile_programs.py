@@ -158,6 +158,15 @@ def string_bool_and_list_arguments(c: Compile) -> Any:
 
 
 @program()
+def keyword_only_tensors_in_either_order(c: Compile) -> Any:
+    def f(x, *, a, b, scale=1.0):  # type: ignore[no-untyped-def]
+        return x + a * 2 - b * scale
+    cf = c(f)
+    x, a, b = G.zeros(2), G.ones(2), G.full((2,), 5.0)
+    return [cf(x, a=a, b=b), cf(x, b=b, a=a), cf(x, scale=2.0, b=b, a=a), cf(x, a=a, b=b, scale=2.0)]
+
+
+@program()
 def dict_argument(c: Compile) -> Any:
     cf = c(lambda b: b["x"] * b["scale"] + b["y"].sum())
     G.manual_seed(0)
