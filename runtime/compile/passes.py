@@ -51,20 +51,24 @@ def _key(x: Any) -> Any:
 
 
 def common_subexpressions(graph: Graph) -> int:
-    """Merge calls of one operator on the same arguments (not random, not writing, not of values that keep
-    their memory: Note [Values that keep their memory]); returns how many."""
-    own = shared(graph)
+    """Merge calls of one operator on the same arguments (not random, not writing, and as Note [Values that
+    keep their memory] allows); returns how many."""
+    changed = written(graph.nodes)
+    returned = _viewed(graph.nodes, {v.id for v in graph.output_values()})
     seen: dict[Any, Node] = {}
     rename: dict[int, Value] = {}
     kept: list[Node] = []
     merged = 0
     for node in graph.nodes:
         node.args = substitute(node.args, rename)
-        if is_random(node) or mutates(node) or any(v.id in own for v in node.outputs):
+        if is_random(node) or mutates(node) or any(v.id in changed for v in node.outputs):
             kept.append(node)
             continue
         key = (node.name, _key(node.args))
         first = seen.get(key)
+        if first is not None and any(v.id in returned for v in node.outputs) and \
+                any(v.id in returned for v in first.outputs):  # two results the caller gets stay two tensors
+            first = None
         if first is None or len(first.outputs) != len(node.outputs):
             seen[key] = node
             kept.append(node)
@@ -140,8 +144,9 @@ def _viewed(nodes: list[Node], seen: set[int]) -> set[int]:
 # A value an in-place op writes (`G.zeros(5).index_add_(...)`, a view of a buffer filled in place), or one
 # the graph returns (the caller may write it, and gets a new tensor at every call), or a value either of
 # those views, is never a folded constant (the capture's tensor holds what the writes left, each run would
-# write it again, and every call would return the one tensor) and never merged with another call's value
-# (two buffers would become one).
+# write it again, and every call would return the one tensor). A written value is never merged with another
+# call's value (two buffers would become one), nor are two values the graph returns (`G.ones(2), G.ones(2)`
+# are two tensors); a returned value and a repeat that is only read merge.
 
 
 def execution_order(graph: Graph) -> None:
