@@ -51,10 +51,13 @@ def _key(x: Any) -> Any:
 
 
 def common_subexpressions(graph: Graph) -> int:
-    """Merge calls of one operator on the same arguments (not random, not writing, and as Note [Values that
-    keep their memory] allows); returns how many."""
+    """Merge calls of one operator on the same arguments (not random, not writing, with no write into the
+    arguments' memory between the calls, and as Note [Values that keep their memory] allows); returns how
+    many."""
     changed = written(graph.nodes)
     returned = _viewed(graph.nodes, {v.id for v in graph.output_values()})
+    memory = _memory(graph.nodes)
+    version: dict[int, int] = {}  # a memory's writes so far: a call after a write reads other values
     seen: dict[Any, Node] = {}
     rename: dict[int, Value] = {}
     kept: list[Node] = []
@@ -62,9 +65,13 @@ def common_subexpressions(graph: Graph) -> int:
     for node in graph.nodes:
         node.args = substitute(node.args, rename)
         if is_random(node) or mutates(node) or any(v.id in changed for v in node.outputs):
+            if mutates(node):
+                for v in node.inputs():
+                    root = memory(v.id)
+                    version[root] = version.get(root, 0) + 1
             kept.append(node)
             continue
-        key = (node.name, _key(node.args))
+        key = (node.name, _key(node.args), tuple(version.get(memory(v.id), 0) for v in node.inputs()))
         first = seen.get(key)
         if first is not None and any(v.id in returned for v in node.outputs) and \
                 any(v.id in returned for v in first.outputs):  # two results the caller gets stay two tensors
@@ -130,6 +137,23 @@ def shared(graph: Graph) -> set[int]:
 def written(nodes: list[Node]) -> set[int]:
     """The values an in-place op among `nodes` writes, with every value they may view."""
     return _viewed(nodes, {v.id for n in nodes if mutates(n) for v in n.inputs()})
+
+
+def _memory(nodes: list[Node]) -> Any:
+    """value id -> one id for every value that may share its memory (joined through ops whose result
+    aliases an argument)."""
+    parent: dict[int, int] = {}
+
+    def find(i: int) -> int:
+        while parent.get(i, i) != i:
+            i = parent[i] = parent.get(parent[i], parent[i])
+        return i
+    for node in nodes:
+        if returns_alias(node):
+            for out in node.outputs:
+                for v in node.inputs():
+                    parent[find(out.id)] = find(v.id)
+    return find
 
 
 def _viewed(nodes: list[Node], seen: set[int]) -> set[int]:

@@ -473,6 +473,24 @@ def constants_returned_and_written(c: Compile) -> Any:
 
 
 @program()
+def same_call_before_and_after_an_in_place_write(c: Compile) -> Any:
+    def f(x, w):  # type: ignore[no-untyped-def]
+        a = x * w
+        w.add_(1)
+        b = x * w
+        v = w[0]
+        d = x * v
+        w[0].mul_(2)  # through another view of the same memory
+        return a, b, d + x * v
+    cf = c(f)
+    out = []
+    for k in range(2):
+        w = G.ones(3) * k
+        out += [cf(G.ones(3), w), w]
+    return out
+
+
+@program()
 def free_tensor_written_through_views(c: Compile) -> Any:
     G.manual_seed(0)
     w = G.randn(3, 3)
@@ -817,6 +835,29 @@ def compiled_model_inside_compiled_step_with_bn_dropout(c: Compile) -> Any:
     m.eval()
     with G.no_grad():
         return out + [cm(batch(9)[0])]
+
+
+@program()
+def train_then_eval_inside_one_step(c: Compile) -> Any:
+    G.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Linear(4, 3))
+    opt = G.optim.SGD(m.parameters(), lr=0.1)
+
+    def step(x, y):  # type: ignore[no-untyped-def]
+        m.train()
+        opt.zero_grad()
+        loss = F.cross_entropy(m(x), y)
+        loss.backward()
+        opt.step()
+        m.eval()
+        with G.no_grad():
+            val = F.cross_entropy(m(x), y)  # the same linear calls, after the step wrote the weights
+        return loss.detach(), val
+    cs = c(step)
+    out = []
+    for i in range(3):
+        out += [cs(*batch(i)), m.training, *[b.clone() for b in m.buffers()]]
+    return out
 
 
 @program()
