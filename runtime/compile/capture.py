@@ -448,7 +448,8 @@ def _capture_joint(trace: _Trace, fn: Callable[..., Any], args: tuple[Any, ...],
                     _ids=graph._ids)
     backward = Graph(inputs=list(saved.values()) + grad_values, nodes=backward_nodes, output=grad_syms,
                      _ids=graph._ids)
-    joint = Joint(forward, backward, result, trace.results, diff, [trace.entry.get(id(t)) or trace.value_of(t) for t in targets],
-                  grad_outputs, grads)
+    # the targets' values at entry (an in-place op under no_grad gives an input a new value)
+    target_values = [trace.entry.get(id(t)) or trace.value_of(t) for t in targets]
+    joint = Joint(forward, backward, result, trace.results, diff, target_values, grad_outputs, grads)
     joint.undo = trace.step.undo
     return joint
