@@ -365,6 +365,42 @@ def module_attributes_buffers_and_hooks_changed(c: Compile) -> Any:
     return out
 
 
+class Config:
+    scale = 1.0
+
+
+CONFIG = Config()
+
+
+@program()
+def trainer_object_config_and_default_arguments(c: Compile) -> Any:
+    class Trainer:
+        def __init__(self) -> None:
+            G.manual_seed(0)
+            self.model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))
+            self.mult = 1.0
+
+        def forward(self, x, bias=G.zeros(3)):  # type: ignore[no-untyped-def]
+            return self.model(x) * self.mult * CONFIG.scale + bias
+    t = Trainer()
+    f = c(t.forward)
+    x = G.ones(2, 3)
+    out = []
+    with G.no_grad():
+        t.model.eval()
+        out.append(f(x))
+        t.mult, CONFIG.scale = 3.0, 5.0
+        out.append(f(x))
+        t.model.train()
+        G.manual_seed(1)
+        out.append(f(x))
+        t.model.eval()
+        Trainer.forward.__defaults__[0].add_(1)  # the default tensor, written in place
+        out.append(f(x))
+    CONFIG.scale = 1.0
+    return out
+
+
 @program()
 def grad_mode_inside_and_around(c: Compile) -> Any:
     G.manual_seed(0)
