@@ -380,7 +380,7 @@ def trainer_object_config_and_default_arguments(c: Compile) -> Any:
             self.model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))
             self.mult = 1.0
 
-        def forward(self, x, bias=G.zeros(3)):  # type: ignore[no-untyped-def]
+        def forward(self, x, bias=G.zeros(3)):  # type: ignore[no-untyped-def]  # noqa: B008 (what is guarded)
             return self.model(x) * self.mult * CONFIG.scale + bias
     t = Trainer()
     f = c(t.forward)
