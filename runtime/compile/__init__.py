@@ -9,9 +9,11 @@ The first call for each input signature (shapes, strides, dtypes, devices, requi
 arguments' values, grad mode) captures and compiles; later calls with the same signature run the compiled
 program. What a graph cannot hold ends capture and the function runs eagerly, with the reason said once
 (`fullgraph=True` raises it instead): reading a tensor's data in Python (`.item()`, `.tolist()`, `bool(t)`),
-returning something other than tensors, tensors on a device other than the CPU and CUDA, and (for CPU
-graphs) a machine without a C++ compiler. A graph on a CUDA device fuses into CUDA kernels compiled by NVRTC
-(runtime/compile/cuda_fusion.py; on the emulated device, by the host engine). When an input or a tensor the
+returning something other than tensors and Python constants (in lists, tuples and dicts), turning autograd
+on inside a call made under no_grad, tensors on a device other than the CPU and CUDA, and (for CPU graphs)
+a machine without a C++ compiler. A compiled function called while another is being captured runs inline.
+A graph on a CUDA device fuses into CUDA kernels compiled by NVRTC (runtime/compile/cuda_fusion.py; on the
+emulated device, by the host engine). When an input or a tensor the
 function reads (a parameter) requires grad and grad mode is on, the backward is captured too and compiled as
 a second program (runtime/compile/training.py): `out.backward()` on a compiled function's output runs the
 compiled backward. A function that itself calls `loss.backward()` and `optimizer.step()` compiles as one
