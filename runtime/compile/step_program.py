@@ -22,6 +22,9 @@ class _SpentBackward(Node):
     def apply(self, grads: list[Tensor | None]) -> list[Tensor | None]:
         raise RuntimeError(ERR_BACKWARD_TWICE)
 
+    def name(self) -> str:
+        return "CompiledStepBackward"
+
 
 # Note [Outputs of a compiled step]
 # The step program runs with grad mode off, but the tensors the eager step returns that required grad (the
