@@ -306,13 +306,18 @@ class Tensor:
     @data.setter
     def data(self, value: Tensor) -> None:
         """`t.data = u`: `t` takes `u`'s memory, shape, dtype and device and keeps its identity, its autograd
-        flags and its `.grad` (as PyTorch's; a way to swap a parameter's values unseen by autograd)."""
+        flags, `.grad` and hooks; no history is recorded (PyTorch's `.data` assignment)."""
         if not isinstance(value, Tensor):
             raise TypeError(f"Tensor.data can only be set to a Tensor, not {type(value).__name__}")
+        if self._requires_grad and not value._dtype.is_floating_point:
+            raise RuntimeError(f"Tensor.data: a tensor that requires grad cannot hold {value._dtype} data")
         self._data, self._storage, self._base = value._data, value.storage, None
         self._dtype = value._dtype
         self._device = value._device
         self._keys = (self._keys & ~_BACKEND_BITS) | (value._keys & _BACKEND_BITS)
+        edge = self._leaf_edge
+        if edge is not None:  # the edge into its AccumulateGrad (which holds its hooks) records shape and dtype
+            self._leaf_edge = (edge[0], edge[1], tuple(value._data.shape), value._dtype, value._device)
 
     def detach(self) -> Tensor:
         """A new tensor sharing this one's data and storage, outside the autograd graph."""

@@ -9,9 +9,11 @@ The first call for each input signature (shapes, strides, dtypes, devices, requi
 arguments' values, grad mode) captures and compiles; later calls with the same signature run the compiled
 program. What a graph cannot hold ends capture and the function runs eagerly, with the reason said once
 (`fullgraph=True` raises it instead): reading a tensor's data in Python (`.item()`, `.tolist()`, `bool(t)`),
-returning something other than tensors, tensors on a device other than the CPU and CUDA, and (for CPU
-graphs) a machine without a C++ compiler. A graph on a CUDA device fuses into CUDA kernels compiled by NVRTC
-(runtime/compile/cuda_fusion.py; on the emulated device, by the host engine). When an input or a tensor the
+returning something other than tensors and Python constants (in lists, tuples and dicts), turning autograd
+on inside a call made under no_grad, tensors on a device other than the CPU and CUDA, and (for CPU graphs)
+a machine without a C++ compiler. A compiled function called while another is being captured runs inline.
+A graph on a CUDA device fuses into CUDA kernels compiled by NVRTC (runtime/compile/cuda_fusion.py; on the
+emulated device, by the host engine). When an input or a tensor the
 function reads (a parameter) requires grad and grad mode is on, the backward is captured too and compiled as
 a second program (runtime/compile/training.py): `out.backward()` on a compiled function's output runs the
 compiled backward. A function that itself calls `loss.backward()` and `optimizer.step()` compiles as one
@@ -50,6 +52,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import types
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -58,6 +61,7 @@ import numpy as np
 
 from runtime import opcall
 from runtime.autograd.grad_mode import is_grad_enabled
+from runtime.compile import tracing
 from runtime.compile.capture import GraphBreak, capture_joint, capture_with_effects
 from runtime.compile.cpp_build import find_compiler
 from runtime.compile.graph import Graph
@@ -83,8 +87,8 @@ def _sig(x: Any) -> Any:
         return (data.shape, data.strides, x._dtype, x._device, x._requires_grad)
     if isinstance(x, list | tuple):
         return (type(x).__name__, tuple(_sig(a) for a in x))
-    if isinstance(x, dict):
-        return ("dict", tuple(sorted((k, _sig(v)) for k, v in x.items())))
+    if isinstance(x, dict):  # in its order: the program takes the tensors in the order they are flattened
+        return ("dict", tuple((k, _sig(v)) for k, v in x.items()))
     try:
         hash(x)
     except TypeError:
@@ -115,6 +119,11 @@ def _key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Tenso
         parts.append(_sig(kwargs))
         tensors.extend(_flat_tensors(kwargs))
     parts.append(tls.mask & AUTOGRAD_BIT)  # grad mode
+    if len(tensors) > 1:  # which arguments share memory (the same tensor twice, a view of another argument)
+        bases = [id(t if t._base is None else t._base) for t in tensors]
+        if len(set(bases)) < len(bases):
+            first: dict[int, int] = {}
+            parts.append(tuple(first.setdefault(b, k) for k, b in enumerate(bases)))
     return tuple(parts), tensors
 
 
@@ -150,6 +159,11 @@ class CompiledFunction:
         self.state_plan = StatePlan(fn)
         functools.update_wrapper(self, fn)
 
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """`@G.compile` on a method: `obj.method` binds `obj` as the first argument (the object is then part
+        of the call's signature, and a module's state is guarded as an argument's)."""
+        return self if obj is None else types.MethodType(self, obj)
+
     # -- what a user can look at ----------------------------------------------------------------
     @property
     def programs(self) -> list[Program | TrainingProgram | StepProgram]:
@@ -167,6 +181,8 @@ class CompiledFunction:
 
     # -- calling -----------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if tracing.state.trace is not None:  # called by a function being captured: its ops join that graph
+            return self.fn(*args, **kwargs)
         signature, tensors = _key(args, kwargs)  # Note [The cost of a compiled call]
         key = (signature, self.state_plan.state(args, kwargs))  # Note [Guards on Python state]
         program = self.cache.get(key)
@@ -220,6 +236,10 @@ class CompiledFunction:
         if is_grad_enabled() and any(v.external is not None and v.external.requires_grad for v in graph.externals()):
             effects.undo.restore()  # the function runs again, captured with its backward
             return self._compile_training(key, args, kwargs, tensors)
+        if any(t.grad_fn is not None for t in _flat_tensors(result)):  # (what a training capture does not cover)
+            effects.undo.restore()
+            return self._eager(key, "autograd is turned on inside the function (enable_grad() under no_grad, "
+                               "requires_grad_() on a tensor it made): the graph runs without autograd", args, kwargs)
         fuse = _can_fuse(tensors)
         if not fuse:
             self._note("no C++ compiler (g++ or clang++ on PATH, or $CXX): the graph runs without fused kernels")
@@ -250,7 +270,11 @@ class CompiledFunction:
         if not fuse:
             self._note("no C++ compiler (g++ or clang++ on PATH, or $CXX): the graph runs without fused kernels")
         program = TrainingProgram(joint, fuse)
-        if not self._agrees_training(program, tensors, joint):
+        # the check runs from the state at entry: a tensor written in place (running statistics) is written once
+        eager_state = joint.undo.snapshot()
+        joint.undo.restore()
+        if not (self._agrees_training(program, tensors, joint) and self._same_effects(eager_state, joint.undo.arrays)):
+            joint.undo.restore(eager_state)
             self.cache[key] = _EAGER
             self._note("the compiled forward and backward did not reproduce eager autograd (an operation outside "
                        "the dispatcher?)")
@@ -275,7 +299,7 @@ class CompiledFunction:
             self._note("no C++ compiler (g++ or clang++ on PATH, or $CXX): the graph runs without fused kernels")
         eager_state = effects.undo.snapshot()
         try:
-            program = StepProgram(graph, results, effects, fuse)
+            program = StepProgram(graph, results, effects, fuse, result)
             effects.undo.restore()
             got = program.run(tensors)
             agrees = self._same(_flat_tensors(got), _flat_tensors(result)) and \
@@ -318,9 +342,10 @@ class CompiledFunction:
             g = noise.get(id(t))
             if g is None or g.shape != a.shape or id(t) not in entry:
                 return False
-            moved = float(np.abs(a - entry[id(t)][1]).max())  # the eager step's largest move
-            off = np.abs(t._data - a) > 1e-4 * np.abs(a) + 1e-5 * (1.0 + float(np.abs(a).max(initial=0.0)))
-            if np.any(off & (g > 1e-4 * top)) or np.any(off & (np.abs(t._data - a) > 4 * moved)):
+            a, now, before = (Tensor._wrap(x, t.dtype).numpy(force=True) for x in (a, t._data, entry[id(t)][1]))
+            moved = float(np.abs(a - before).max())  # the eager step's largest move
+            off = np.abs(now - a) > 1e-4 * np.abs(a) + 1e-5 * (1.0 + float(np.abs(a).max(initial=0.0)))
+            if np.any(off & (g > 1e-4 * top)) or np.any(off & (np.abs(now - a) > 4 * moved)):
                 return False
         for t, g in grads:
             if (t._grad is None) != (g is None) or (g is not None and not cls._same([t._grad], [g])):

@@ -23,13 +23,15 @@ from contextlib import contextmanager
 from typing import Any
 
 from runtime.autograd.grad_mode import is_grad_enabled
-from runtime.compile.graph import Graph, Node, Value
+from runtime.compile.graph import Graph, Node, Value, same_kind
 from runtime.compile.meta_shapes import MetaTwins
+from runtime.compile.passes import written
 from runtime.compile.remat import merge_repeated
 from runtime.compile.remat import recompute as recompute_saved
 from runtime.compile.step_capture import StepEffects, patched
 from runtime.compile.tracing import GraphBreak, state
 from runtime.dispatcher import DispatchKey, dispatcher, exclude_keys, include_keys
+from runtime.random import Generator
 from runtime.tensor import Tensor
 
 _state = state
@@ -51,6 +53,8 @@ class _Trace:
         self.pointwise: Callable[[str], bool] | None = None
         self.step = StepEffects(self)  # Note [Capturing a training step]
         self.meta = MetaTwins()  # Note [Shapes from meta execution]
+        # id of an input or free tensor -> its value at entry (an in-place op gives the same tensor a new value)
+        self.entry: dict[int, Value] = {}
 
     def value_of(self, t: Tensor) -> Value:
         v = self.values.get(id(t))
@@ -59,6 +63,7 @@ class _Trace:
         if v is None:  # a tensor the function did not make: a free value
             v = self.graph.new_value(tuple(t.shape), tuple(t.stride()), t.dtype, t.device, external=t)
             self._remember(t, v)
+            self.entry[id(t)] = v
         return v
 
     def _alias(self, t: Tensor) -> Value | None:
@@ -79,13 +84,24 @@ class _Trace:
         v = self.graph.new_value(tuple(t.shape), tuple(t.stride()), t.dtype, t.device)
         self.graph.inputs.append(v)
         self._remember(t, v)
+        self.entry.setdefault(id(t), v)
         return v
+
+    def add_inputs(self, tensors: Iterator[Tensor]) -> None:
+        """One graph input per tensor argument, in order; a tensor passed again gets an input of its own
+        that the graph does not read (the program is called with every argument: its signature notes which
+        arguments are one tensor)."""
+        for t in tensors:
+            if id(t) in self.values:
+                self.graph.inputs.append(self.graph.new_value(tuple(t.shape), tuple(t.stride()), t.dtype, t.device))
+            else:
+                self.add_input(t)
 
     def symbolic(self, x: Any) -> Any:
         if isinstance(x, Tensor):
             return self.value_of(x)
         if isinstance(x, list | tuple):
-            return type(x)(self.symbolic(a) for a in x)
+            return same_kind(x, [self.symbolic(a) for a in x])
         if isinstance(x, dict):
             return {k: self.symbolic(v) for k, v in x.items()}
         return x
@@ -170,6 +186,9 @@ def _recording_factories(package: Any) -> Iterator[None]:
             trace = _state.trace
             if trace is None:
                 return fn(*args, **kwargs)
+            gen = kwargs.get("generator")
+            if gen is not None:  # its draws are put back with the default generator's (Undo)
+                trace.step.undo.save_generator(gen)
             _state.trace = None
             try:
                 with exclude_keys("Tracer"):
@@ -201,9 +220,15 @@ def _tracer_fallback(op: Any, args: list[Any]) -> Any:
             return trace.decomposed(op, kernel, args)
     if trace is not None and "!" in str(op.schema):  # it writes a tensor: one from outside is logged to undo
         for t in _tensors(args):
-            v = trace.values.get(id(t)) or trace._alias(t)  # (a detached gradient is its value's alias)
-            if v is None or v.producer is None:  # an input, a .grad at entry or a free value
-                trace.step.undo.save_tensor(t)
+            # a view made inside the function writes its base's memory: a base from outside is logged
+            for x in (t, t._base) if t._base is not None else (t,):
+                v = trace.values.get(id(x)) or trace._alias(x)  # (a detached gradient is its value's alias)
+                if v is None or v.producer is None:  # an input, a .grad at entry or a free value
+                    trace.step.undo.save_tensor(x)
+    if trace is not None:
+        for a in args:
+            if isinstance(a, Generator):  # its draws are put back with the default generator's (Undo)
+                trace.step.undo.save_generator(a)
     meta = trace.meta.call(op, args) if trace is not None else None
     with exclude_keys("Tracer"):
         result = op.redispatch_below(DispatchKey.Tracer, *args)
@@ -265,9 +290,7 @@ def capture_with_effects(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: 
     kernels compute, whose composites stay decomposed (Note [Pointwise composites])."""
     trace = _Trace()
     trace.pointwise = pointwise
-    for a in _tensors((args, kwargs)):
-        if id(a) not in trace.values:
-            trace.add_input(a)
+    trace.add_inputs(_tensors((args, kwargs)))
     from runtime import opcall
 
     try:
@@ -300,17 +323,24 @@ def _tensors(x: Any) -> Iterator[Tensor]:
             yield from _tensors(a)
 
 
+_CONSTANTS = (type(None), bool, int, float, complex, str)
+
+
 def _holds_only_tensors(x: Any) -> bool:
-    if isinstance(x, Tensor) or x is None:
+    """A result a graph returns: tensors and Python constants (None, numbers, strings; what they are is
+    guarded by the call's signature and Python state) in lists, tuples, named tuples and dicts."""
+    if isinstance(x, (Tensor, *_CONSTANTS)):
         return True
     if isinstance(x, list | tuple):
         return all(_holds_only_tensors(a) for a in x)
+    if type(x) is dict:
+        return all(isinstance(k, _CONSTANTS) and _holds_only_tensors(a) for k, a in x.items())
     return False
 
 
 def _unsupported(result: Any) -> Any:
-    raise GraphBreak(f"the function returns {type(result).__name__}: a compiled graph returns tensors, or lists and "
-                     "tuples of them")
+    raise GraphBreak(f"the function returns {type(result).__name__}: a compiled graph returns tensors and Python "
+                     "numbers, strings and None, in lists, tuples and dicts")
 
 
 class Joint:
@@ -325,6 +355,9 @@ class Joint:
         self.targets = targets  # the inputs and free values that require grad, in the backward's output order
         self.grad_outputs = grad_outputs  # the gradients of the outputs the backward was captured with
         self.grads = grads  # the eager gradients of the targets (None: unused)
+        # the tensors from outside that the function wrote in place, as at entry (to check the program from
+        # the same state: Note [Capturing a training step])
+        self.undo: Any = None
 
 
 def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -333,15 +366,22 @@ def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
     grad, recording the operators the derivative formulas call (Note [Capturing the backward]). `recompute`
     says which forward nodes the backward may compute again rather than have their values saved (Note
     [Recomputing saved values] in remat.py); None saves every value the backward reads."""
+    trace = _Trace()
+    try:
+        return _capture_joint(trace, fn, args, kwargs, recompute)
+    except BaseException:  # what the function changed (a batch norm's running statistics) is put back
+        trace.step.undo.restore()
+        raise
+
+
+def _capture_joint(trace: _Trace, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                   recompute: Callable[[Node], bool] | None) -> Joint:
     from runtime import opcall
     from runtime.autograd.function import grad as autograd_grad
     from runtime.autograd.grad_mode import no_grad
 
-    trace = _Trace()
     trace.training = True
-    for a in _tensors((args, kwargs)):
-        if id(a) not in trace.values:
-            trace.add_input(a)
+    trace.add_inputs(_tensors((args, kwargs)))
     n_inputs = len(trace.graph.inputs)
     with _capture_lock, _tracer_installed(), _breaking_on_data_access(), _recording_factories(opcall.api):
         _state.trace = trace
@@ -398,11 +438,18 @@ def capture_joint(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
         if v.id in made_in_forward:
             saved.setdefault(v.id, v)
     if recompute is not None:
+        # a value the forward writes in place, or one computed from such a value, is not what its producer
+        # would give again in the backward: it stays saved (the tensor autograd saved is the written one)
+        changed, can = written(forward_nodes), recompute
+        recompute = lambda n: can(n) and not any(v.id in changed for v in (*n.inputs(), *n.outputs))  # noqa: E731
         backward_nodes, saved, grad_syms = recompute_saved(forward_nodes, backward_nodes, saved, grad_syms, graph,
                                                            recompute)
     forward = Graph(inputs=graph.inputs[:n_inputs], nodes=forward_nodes, output=(output, list(saved.values())),
                     _ids=graph._ids)
     backward = Graph(inputs=list(saved.values()) + grad_values, nodes=backward_nodes, output=grad_syms,
                      _ids=graph._ids)
-    return Joint(forward, backward, result, trace.results, diff, [trace.value_of(t) for t in targets],
-                 grad_outputs, grads)
+    # the targets' values at entry (an in-place op under no_grad gives an input a new value)
+    target_values = [trace.entry.get(id(t)) or trace.value_of(t) for t in targets]
+    joint = Joint(forward, backward, result, trace.results, diff, target_values, grad_outputs, grads)
+    joint.undo = trace.step.undo
+    return joint

@@ -50,6 +50,11 @@ class Node:
         return [v for v in _flat(self.args) if isinstance(v, Value)]
 
 
+def same_kind(x: list[Any] | tuple[Any, ...], items: list[Any]) -> Any:
+    """A list or tuple of `x`'s type holding `items` (a named tuple takes them as arguments)."""
+    return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+
+
 def _flat(args: Any) -> list[Any]:
     out: list[Any] = []
     for a in args:

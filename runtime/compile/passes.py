@@ -7,7 +7,7 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-from runtime.compile.graph import Graph, Node, Value
+from runtime.compile.graph import Graph, Node, Value, same_kind
 
 # Operators whose every call draws new random numbers: never merged, never folded.
 RANDOM_WORDS = ("rand", "normal", "uniform", "bernoulli", "dropout", "multinomial", "random", "exponential",
@@ -51,18 +51,31 @@ def _key(x: Any) -> Any:
 
 
 def common_subexpressions(graph: Graph) -> int:
-    """Merge calls of one operator on the same arguments (not random, not writing); returns how many."""
+    """Merge calls of one operator on the same arguments (not random, not writing, with no write into the
+    arguments' memory between the calls, and as Note [Values that keep their memory] allows); returns how
+    many."""
+    changed = written(graph.nodes)
+    returned = _viewed(graph.nodes, {v.id for v in graph.output_values()})
+    memory = _memory(graph.nodes)
+    version: dict[int, int] = {}  # a memory's writes so far: a call after a write reads other values
     seen: dict[Any, Node] = {}
     rename: dict[int, Value] = {}
     kept: list[Node] = []
     merged = 0
     for node in graph.nodes:
         node.args = substitute(node.args, rename)
-        if is_random(node) or mutates(node):
+        if is_random(node) or mutates(node) or any(v.id in changed for v in node.outputs):
+            if mutates(node):
+                for v in node.inputs():
+                    root = memory(v.id)
+                    version[root] = version.get(root, 0) + 1
             kept.append(node)
             continue
-        key = (node.name, _key(node.args))
+        key = (node.name, _key(node.args), tuple(version.get(memory(v.id), 0) for v in node.inputs()))
         first = seen.get(key)
+        if first is not None and any(v.id in returned for v in node.outputs) and \
+                any(v.id in returned for v in first.outputs):  # two results the caller gets stay two tensors
+            first = None
         if first is None or len(first.outputs) != len(node.outputs):
             seen[key] = node
             kept.append(node)
@@ -79,7 +92,7 @@ def substitute(x: Any, rename: dict[int, Value]) -> Any:
     if isinstance(x, Value):
         return rename.get(x.id, x)
     if isinstance(x, list | tuple):
-        return type(x)(substitute(a, rename) for a in x)
+        return same_kind(x, [substitute(a, rename) for a in x])
     if isinstance(x, dict):
         return {k: substitute(v, rename) for k, v in x.items()}
     return x
@@ -87,14 +100,17 @@ def substitute(x: Any, rename: dict[int, Value]) -> Any:
 
 def fold_constants(graph: Graph, results: dict[int, Any]) -> int:
     """Nodes that read no input of the function (factories, arithmetic on them), are not random and write
-    nothing become constants: their values at capture (`results`, by node id) are held by the graph."""
+    nothing become constants: their values at capture (`results`, by node id) are held by the graph, unless
+    they must keep their memory (Note [Values that keep their memory])."""
     constant: set[int] = set()  # free values never count: the program may change them between calls
+    written = shared(graph)
     folded = 0
     kept: list[Node] = []
     for node in graph.nodes:
         inputs = node.inputs()
         if (not is_random(node) and not mutates(node) and id(node) in results
-                and all(v.id in constant for v in inputs) and len(node.outputs) == 1):
+                and all(v.id in constant for v in inputs) and len(node.outputs) == 1
+                and node.outputs[0].id not in written):
             out = node.outputs[0]
             out.producer, out.external = None, results[id(node)]
             constant.add(out.id)
@@ -103,6 +119,58 @@ def fold_constants(graph: Graph, results: dict[int, Any]) -> int:
         kept.append(node)
     graph.nodes = kept
     return folded
+
+
+def returns_alias(node: Node) -> bool:
+    """The op's result may share memory with an argument (a view, an in-place op): its schema's return
+    carries an alias set, `-> Tensor(a)`."""
+    return "Tensor(" in str(node.op.schema).partition("->")[2]
+
+
+def shared(graph: Graph) -> set[int]:
+    """Values whose memory must stay their own (Note [Values that keep their memory]): those an in-place op
+    writes and those the graph returns, with every value they may view."""
+    return _viewed(graph.nodes, {v.id for n in graph.nodes if mutates(n) for v in n.inputs()} |
+                   {v.id for v in graph.output_values()})
+
+
+def written(nodes: list[Node]) -> set[int]:
+    """The values an in-place op among `nodes` writes, with every value they may view."""
+    return _viewed(nodes, {v.id for n in nodes if mutates(n) for v in n.inputs()})
+
+
+def _memory(nodes: list[Node]) -> Any:
+    """value id -> one id for every value that may share its memory (joined through ops whose result
+    aliases an argument)."""
+    parent: dict[int, int] = {}
+
+    def find(i: int) -> int:
+        while parent.get(i, i) != i:
+            i = parent[i] = parent.get(parent[i], parent[i])
+        return i
+    for node in nodes:
+        if returns_alias(node):
+            for out in node.outputs:
+                for v in node.inputs():
+                    parent[find(out.id)] = find(v.id)
+    return find
+
+
+def _viewed(nodes: list[Node], seen: set[int]) -> set[int]:
+    """`seen` with the values its values may view (through ops whose result aliases an argument)."""
+    for node in reversed(nodes):
+        if returns_alias(node) and any(v.id in seen for v in node.outputs):
+            seen.update(v.id for v in node.inputs())
+    return seen
+
+
+# Note [Values that keep their memory]
+# A value an in-place op writes (`G.zeros(5).index_add_(...)`, a view of a buffer filled in place), or one
+# the graph returns (the caller may write it, and gets a new tensor at every call), or a value either of
+# those views, is never a folded constant (the capture's tensor holds what the writes left, each run would
+# write it again, and every call would return the one tensor). A written value is never merged with another
+# call's value (two buffers would become one), nor are two values the graph returns (`G.ones(2), G.ones(2)`
+# are two tensors); a returned value and a repeat that is only read merge.
 
 
 def execution_order(graph: Graph) -> None:

@@ -28,7 +28,7 @@ import numpy as np
 
 from runtime.compile.fused_update import address
 from runtime.compile.fusion import FusedGroup
-from runtime.compile.graph import Node, Value
+from runtime.compile.graph import Node, Value, same_kind
 from runtime.compile.lowering import VIEWS, lower
 from runtime.compile.passes import mutates
 from runtime.tensor import Tensor
@@ -235,7 +235,7 @@ def _resolve(x: Any, env: dict[int, Any]) -> Any:
     if isinstance(x, Value):
         return x.external if x.external is not None else env[x.id]
     if isinstance(x, list | tuple):
-        return type(x)(_resolve(a, env) for a in x)
+        return same_kind(x, [_resolve(a, env) for a in x])
     if isinstance(x, dict):
         return {k: _resolve(v, env) for k, v in x.items()}
     return x
@@ -287,7 +287,8 @@ class _Writer:
         if isinstance(x, list):
             return "[" + "".join(self.expr(a, as_array) + ", " for a in x) + "]"
         if isinstance(x, tuple):
-            return "(" + "".join(self.expr(a, as_array) + ", " for a in x) + ")"
+            items = "".join(self.expr(a, as_array) + ", " for a in x)
+            return f"{self.const(type(x))}({items})" if hasattr(x, "_fields") else f"({items})"  # (a named tuple)
         if isinstance(x, dict):
             return "{" + "".join(f"{self.const(k)}: {self.expr(a, as_array)}, " for k, a in x.items()) + "}"
         if x is None or isinstance(x, bool | int | str) or (isinstance(x, float) and x == x and abs(x) != float("inf")):
@@ -346,6 +347,8 @@ def _values(x: Any) -> list[Value]:
         return [x]
     if isinstance(x, list | tuple):
         return [v for a in x for v in _values(a)]
+    if isinstance(x, dict):
+        return [v for a in x.values() for v in _values(a)]
     return []
 
 

@@ -106,9 +106,15 @@ class Undo:
         self.arrays: dict[int, tuple[Tensor, np.ndarray]] = {}
         self.grads: dict[int, tuple[Tensor, Tensor | None]] = {}  # leaf -> its .grad at entry
         self.states: dict[int, tuple[Any, dict[Any, dict[str, Any]]]] = {}  # optimizer -> its state at entry
+        self.generators: dict[int, tuple[Any, Any]] = {}  # a Generator the function drew from -> its state at entry
+
+    def save_generator(self, g: Any) -> None:
+        """A generator passed to a random op (`generator=`): its state is put back like the default one's."""
+        if id(g) not in self.generators and g.device.type == "cpu":
+            self.generators[id(g)] = (g, g.get_state())
 
     def save_tensor(self, t: Tensor) -> None:
-        if id(t) not in self.arrays and isinstance(t._data, np.ndarray):
+        if id(t) not in self.arrays and t._device.type in ("cpu", "cuda"):  # (NumPy or CuPy arrays)
             self.arrays[id(t)] = (t, t._data.copy())
 
     def save_optimizer(self, opt: Any) -> None:
@@ -132,7 +138,7 @@ class Undo:
         states = [(opt, {p: dict(s) for p, s in opt.state.items()}) for opt, _ in self.states.values()]
         from runtime.random import get_rng_state
 
-        return arrays, grads, states, get_rng_state()
+        return arrays, grads, states, (get_rng_state(), [(g, g.get_state()) for g, _ in self.generators.values()])
 
     def restore(self, snap: Any = None) -> None:
         from runtime.random import set_rng_state
@@ -141,12 +147,12 @@ class Undo:
             arrays = list(self.arrays.values())
             grads = list(self.grads.values())
             states = list(self.states.values())
-            rng = self.rng
+            rng, generators = self.rng, list(self.generators.values())
         else:
-            arrays, grads, states, rng = snap
+            arrays, grads, states, (rng, generators) = snap
         for t, a in arrays:
             if t._data.shape == a.shape:
-                np.copyto(t._data, a)
+                t._data[...] = a
                 t._bump_version()
         for t, g in grads:
             t._grad = g
@@ -159,6 +165,8 @@ class Undo:
                 current.clear()
                 current.update(s)
         set_rng_state(rng)
+        for g, state in generators:
+            g.set_state(state)
 
 
 class StepEffects:
@@ -171,6 +179,7 @@ class StepEffects:
         self.grad_inputs: list[Tensor] = []  # leaves whose .grad at entry is an input of the graph
         self.backward_ranges: list[tuple[int, int, set[int]]] = []  # (first, end, free values before) per backward
         self.used = False  # a backward, an optimizer step or a .grad was seen
+        self.optimizers: list[tuple[Any, list[int]]] = []  # each optimizer stepped, with its parameters' ids
 
     # -- .grad ------------------------------------------------------------------------------------------
     def touch(self, t: Tensor) -> None:
@@ -252,6 +261,7 @@ class StepEffects:
             raise GraphBreak(f"{name}.step() has step hooks (Python run around the update)")
         self.used = True
         params = [p for group in opt.param_groups for p in group["params"]]
+        self.optimizers.append((opt, [id(p) for p in params]))
         for p in params:
             self.touch(p)
         self.undo.save_optimizer(opt)

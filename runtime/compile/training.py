@@ -43,7 +43,8 @@ import runtime.autograd.anomaly_mode as anomaly_mode
 from runtime.autograd.grad_mode import no_grad
 from runtime.autograd.node import Node, edge_to, record_output
 from runtime.compile.capture import Joint
-from runtime.compile.graph import Value
+from runtime.compile.graph import Value, same_kind
+from runtime.compile.passes import mutates
 from runtime.compile.program import Program
 from runtime.dispatcher import AUTOGRAD_BIT, tls
 from runtime.tensor import Tensor
@@ -59,13 +60,26 @@ def flat_tensors(x: Any) -> list[Tensor]:
     return []
 
 
+def _flat_values(structure: Any) -> list[Value]:
+    if isinstance(structure, Value):
+        return [structure]
+    if isinstance(structure, list | tuple):
+        return [v for a in structure for v in _flat_values(a)]
+    if isinstance(structure, dict):
+        return [v for a in structure.values() for v in _flat_values(a)]
+    return []
+
+
 def _rebuild(structure: Any, flat: list[Any], at: list[int]) -> Any:
-    """`structure` (Values and None in lists and tuples) with each Value replaced by the next of `flat`."""
+    """`structure` (Values and constants in lists, tuples and dicts) with each Value replaced by the next of
+    `flat`."""
     if isinstance(structure, Value):
         at[0] += 1
         return flat[at[0] - 1]
     if isinstance(structure, list | tuple):
-        return type(structure)(_rebuild(a, flat, at) for a in structure)
+        return same_kind(structure, [_rebuild(a, flat, at) for a in structure])
+    if isinstance(structure, dict):
+        return {k: _rebuild(a, flat, at) for k, a in structure.items()}
     return structure
 
 
@@ -85,6 +99,15 @@ class TrainingProgram:
         graph = self.backward.graph  # (as optimised: folded constants are externals too)
         self.backward_externals = [v.external for v in [*graph.externals(), *graph.output_values()]
                                    if v.external is not None]
+        # outputs that are an input or a free value themselves are returned as that tensor, as eager returns
+        # it (not a new tensor with the compiled graph's grad_fn)
+        self.passthrough: list[tuple[int, int | Tensor]] = []
+        for k, v in enumerate(_flat_values(self.output)):
+            while v.producer is not None and mutates(v.producer) and v.producer.args and \
+                    isinstance(v.producer.args[0], Value):  # an in-place op returns the tensor it wrote
+                v = v.producer.args[0]
+            if v.producer is None:
+                self.passthrough.append((k, v.external if v.external is not None else position[v.id]))
 
     def guards_hold(self) -> bool:
         """The free values that required grad at capture still do (their gradients are what it computes)."""
@@ -119,6 +142,8 @@ class TrainingProgram:
                 record_output(outs[i], node, i)
             if anomaly_mode.enabled:
                 node.__dict__["_forward_trace"] = anomaly_mode.forward_trace()  # (read by anomaly mode's report)
+        for k, src in self.passthrough:
+            outs[k] = src if isinstance(src, Tensor) else inputs[src]
         return _rebuild(self.output, outs, [0])
 
 
