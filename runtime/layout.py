@@ -6,27 +6,9 @@ what `Tensor.layout` answers and what the factories' `layout=` arguments accept.
 from __future__ import annotations
 
 
-class layout:
-    """A tensor memory layout; `opgen.strided` is the only one opgen has (no sparse or mkldnn tensors)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"opgen.{self.name}"
-
-    def __reduce__(self) -> str:
-        return self.name  # pickled as the module attribute: unpickling gives the same object
-
-
-strided = layout("strided")
-
-
-class memory_format:
-    """An order of a tensor's dims in memory: `contiguous_format` (row-major), `channels_last` (N, H, W, C
-    for a 4-d tensor), `channels_last_3d` (5-d) or `preserve_format` (the input's own)."""
+class _Named:
+    """A named constant that prints as `opgen.<name>` and pickles as that module attribute (unpickling gives
+    the same object)."""
 
     __slots__ = ("name",)
 
@@ -38,6 +20,22 @@ class memory_format:
 
     def __reduce__(self) -> str:
         return self.name
+
+
+class layout(_Named):
+    """A tensor memory layout; `opgen.strided` is the only one opgen has (no sparse or mkldnn tensors)."""
+
+    __slots__ = ()
+
+
+strided = layout("strided")
+
+
+class memory_format(_Named):
+    """An order of a tensor's dims in memory: `contiguous_format` (row-major), `channels_last` (N, H, W, C
+    for a 4-d tensor), `channels_last_3d` (5-d) or `preserve_format` (the input's own)."""
+
+    __slots__ = ()
 
 
 contiguous_format = memory_format("contiguous_format")

@@ -64,7 +64,7 @@ from runtime.autograd.grad_mode import is_grad_enabled
 from runtime.compile import tracing
 from runtime.compile.capture import GraphBreak, capture_joint, capture_with_effects
 from runtime.compile.cpp_build import find_compiler
-from runtime.compile.graph import Graph
+from runtime.compile.graph import Graph, leaves
 from runtime.compile.guards import StatePlan
 from runtime.compile.passes import RANDOM_WORDS
 from runtime.compile.program import Program, fusion_specs
@@ -131,13 +131,7 @@ _SCALARS = (type(None), bool, int, float, str)
 
 
 def _flat_tensors(x: Any) -> list[Tensor]:
-    if isinstance(x, Tensor):
-        return [x]
-    if isinstance(x, list | tuple):
-        return [t for a in x for t in _flat_tensors(a)]
-    if isinstance(x, dict):
-        return [t for a in x.values() for t in _flat_tensors(a)]
-    return []
+    return leaves(x, Tensor)
 
 
 # Signatures one compiled function compiles for (PyTorch's torch._dynamo.config.cache_size_limit); a

@@ -50,6 +50,17 @@ class Node:
         return [v for v in _flat(self.args) if isinstance(v, Value)]
 
 
+def leaves(x: Any, kind: type) -> list[Any]:
+    """The instances of `kind` in `x`, in order: `x` itself, or what its lists, tuples and dicts nest."""
+    if isinstance(x, kind):
+        return [x]
+    if isinstance(x, list | tuple):
+        return [v for a in x for v in leaves(a, kind)]
+    if isinstance(x, dict):
+        return [v for a in x.values() for v in leaves(a, kind)]
+    return []
+
+
 def same_kind(x: list[Any] | tuple[Any, ...], items: list[Any]) -> Any:
     """A list or tuple of `x`'s type holding `items` (a named tuple takes them as arguments)."""
     return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)

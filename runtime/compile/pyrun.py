@@ -28,7 +28,7 @@ import numpy as np
 
 from runtime.compile.fused_update import address
 from runtime.compile.fusion import FusedGroup
-from runtime.compile.graph import Node, Value, same_kind
+from runtime.compile.graph import Node, Value, leaves, same_kind
 from runtime.compile.lowering import VIEWS, lower
 from runtime.compile.passes import mutates
 from runtime.tensor import Tensor
@@ -343,13 +343,7 @@ class _Writer:
 
 
 def _values(x: Any) -> list[Value]:
-    if isinstance(x, Value):
-        return [x]
-    if isinstance(x, list | tuple):
-        return [v for a in x for v in _values(a)]
-    if isinstance(x, dict):
-        return [v for a in x.values() for v in _values(a)]
-    return []
+    return leaves(x, Value)
 
 
 def make_runner(steps: list[Node | FusedGroup], inputs: list[Value], output: Any,

@@ -7,7 +7,7 @@ from typing import Any
 
 from runtime.autograd.node import Node
 from runtime.autograd.saved import ERR_BACKWARD_TWICE
-from runtime.compile.graph import Graph
+from runtime.compile.graph import Graph, leaves
 from runtime.compile.program import Program
 from runtime.compile.step_capture import StepEffects
 from runtime.dispatcher import AUTOGRAD_BIT, tls
@@ -35,13 +35,7 @@ class _SpentBackward(Node):
 
 
 def _flat(x: Any) -> list[Tensor]:
-    if isinstance(x, Tensor):
-        return [x]
-    if isinstance(x, list | tuple):
-        return [t for a in x for t in _flat(a)]
-    if isinstance(x, dict):
-        return [t for a in x.values() for t in _flat(a)]
-    return []
+    return leaves(x, Tensor)
 
 
 class StepProgram:

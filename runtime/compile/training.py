@@ -43,7 +43,7 @@ import runtime.autograd.anomaly_mode as anomaly_mode
 from runtime.autograd.grad_mode import no_grad
 from runtime.autograd.node import Node, edge_to, record_output
 from runtime.compile.capture import Joint
-from runtime.compile.graph import Value, same_kind
+from runtime.compile.graph import Value, leaves, same_kind
 from runtime.compile.passes import mutates
 from runtime.compile.program import Program
 from runtime.dispatcher import AUTOGRAD_BIT, tls
@@ -51,23 +51,11 @@ from runtime.tensor import Tensor
 
 
 def flat_tensors(x: Any) -> list[Tensor]:
-    if isinstance(x, Tensor):
-        return [x]
-    if isinstance(x, list | tuple):
-        return [t for a in x for t in flat_tensors(a)]
-    if isinstance(x, dict):
-        return [t for a in x.values() for t in flat_tensors(a)]
-    return []
+    return leaves(x, Tensor)
 
 
 def _flat_values(structure: Any) -> list[Value]:
-    if isinstance(structure, Value):
-        return [structure]
-    if isinstance(structure, list | tuple):
-        return [v for a in structure for v in _flat_values(a)]
-    if isinstance(structure, dict):
-        return [v for a in structure.values() for v in _flat_values(a)]
-    return []
+    return leaves(structure, Value)
 
 
 def _rebuild(structure: Any, flat: list[Any], at: list[int]) -> Any:
