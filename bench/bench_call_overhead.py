@@ -6,7 +6,7 @@
   (the key, the guards, the generated program's Python, one fused C++ call); beside it opgen eager, PyTorch
   eager and torch.compile of the same function;
 - the MLP 32-64-10 training step (batch 32, SGD momentum) written whole in the compiled function, and the
-  loss alone compiled (its backward runs the compiled backward through an autograd Function);
+  loss alone compiled (its backward runs the compiled backward through one autograd node);
 - the demo's training step (demo/train.py's CNN where conv ops exist, Adam, batch 64), compiled whole.
 
 Each row is a median of calls timed in turns (one call of each row per round). For each compiled function
