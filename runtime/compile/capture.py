@@ -12,14 +12,16 @@ from meta execution], meta_shapes.py), which also ends the capture at an operato
 on values; the values come from real execution on the first call's inputs; a tensor the function reads without having
 made it (a parameter, a global) is a free value, held by the graph and read again at every run. Python
 that needs a tensor's data (`.item()`, `.tolist()`, `.numpy()`, `bool(t)`, `float(t)`, `int(t)`) ends
-the capture (`GraphBreak`): the value would become a constant of the graph.
+the capture (`GraphBreak`): the value would become a constant of the graph. So does reseeding a random
+generator (`G.manual_seed`, `Generator.manual_seed`/`seed`/`set_state`): a graph draws from each generator's
+stream as it stands at the call.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from runtime.autograd.grad_mode import is_grad_enabled
@@ -248,16 +250,19 @@ def _tracer_installed() -> Iterator[None]:
 
 
 _DATA_ACCESS = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__", "__array__")
+_RESEEDING = ("manual_seed", "seed", "set_state")
 
 
 @contextmanager
-def _breaking_on_data_access() -> Iterator[None]:
-    saved = {name: Tensor.__dict__.get(name) for name in _DATA_ACCESS}
+def _breaking_on(cls: type, names: tuple[str, ...], why: str) -> Iterator[None]:
+    """While a capture is in progress, calling one of `cls`'s methods `names` ends it (`why`, formatted with
+    the method's name); outside one they run as they are."""
+    saved = {name: cls.__dict__.get(name) for name in names}
 
     def breaker(name: str) -> Callable[..., Any]:
-        def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
             if _state.trace is not None:
-                raise GraphBreak(f"Tensor.{name}() reads a tensor's data in Python")
+                raise GraphBreak(why.format(name))
             original = saved[name]
             assert original is not None
             return original(self, *args, **kwargs)
@@ -265,13 +270,22 @@ def _breaking_on_data_access() -> Iterator[None]:
 
     for name, original in saved.items():
         if original is not None:
-            setattr(Tensor, name, breaker(name))
+            setattr(cls, name, breaker(name))
     try:
         yield
     finally:
         for name, original in saved.items():
             if original is not None:
-                setattr(Tensor, name, original)
+                setattr(cls, name, original)
+
+
+def _breaking_on_data_access() -> AbstractContextManager[None]:
+    return _breaking_on(Tensor, _DATA_ACCESS, "Tensor.{}() reads a tensor's data in Python")
+
+
+def _breaking_on_reseeding() -> AbstractContextManager[None]:
+    return _breaking_on(Generator, _RESEEDING, "Generator.{}() (or G.manual_seed) inside the function reseeds a "
+                        "random generator: a graph draws from the stream as it stands at each call")
 
 
 def capture(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Graph, Any, dict[int, Any]]:
@@ -294,8 +308,8 @@ def capture_with_effects(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: 
     from runtime import opcall
 
     try:
-        with _capture_lock, _tracer_installed(), _breaking_on_data_access(), _recording_factories(opcall.api), \
-                patched(_state):
+        with _capture_lock, _tracer_installed(), _breaking_on_data_access(), _breaking_on_reseeding(), \
+                _recording_factories(opcall.api), patched(_state):
             _state.trace = trace
             try:
                 with include_keys("Tracer"):
@@ -383,7 +397,8 @@ def _capture_joint(trace: _Trace, fn: Callable[..., Any], args: tuple[Any, ...],
     trace.training = True
     trace.add_inputs(_tensors((args, kwargs)))
     n_inputs = len(trace.graph.inputs)
-    with _capture_lock, _tracer_installed(), _breaking_on_data_access(), _recording_factories(opcall.api):
+    with _capture_lock, _tracer_installed(), _breaking_on_data_access(), _breaking_on_reseeding(), \
+            _recording_factories(opcall.api):
         _state.trace = trace
         try:
             with include_keys("Tracer"):

@@ -1052,6 +1052,15 @@ def module_with_data_dependent_branch_and_running_stats(c: Compile) -> Any:
     return out
 
 
+@program(breaks=True)
+def seeding_inside_the_function(c: Compile) -> Any:
+    def f(x):  # type: ignore[no-untyped-def]
+        G.manual_seed(3)  # every call draws the same noise
+        return x + G.randn(4)
+    cf = c(f)
+    return [cf(G.zeros(4)) for _ in range(3)]
+
+
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_compiled_program_agrees_with_eager(name: str) -> None:
     fn, breaks = PROGRAMS[name]
@@ -1064,6 +1073,16 @@ def test_compiled_program_agrees_with_eager(name: str) -> None:
 
 
 # -- what programs above cannot observe by comparison ---------------------------------------------------------
+def test_reseeding_inside_the_function_names_the_reason() -> None:
+    @G.compile(fullgraph=True)
+    def f(x):  # type: ignore[no-untyped-def]
+        G.Generator().manual_seed(1)
+        return x + 1
+    with pytest.raises(GraphBreak, match="manual_seed"):
+        f(G.ones(2))
+    G.Generator().manual_seed(1)  # outside a capture, as it was
+
+
 def test_fullgraph_raises_and_leaves_the_inputs_as_they_were() -> None:
     @G.compile(fullgraph=True)
     def f(x):  # type: ignore[no-untyped-def]
