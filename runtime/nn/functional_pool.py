@@ -12,9 +12,10 @@ derivatives and the code runs on every device. The 2-D max and average pools kee
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -27,6 +28,31 @@ Table = tuple[np.ndarray, np.ndarray]  # (index (out, k), valid (out, k))
 
 def _G() -> Any:
     return opcall.api
+
+
+# Note [Pooling dtypes]
+# Which bool and integer inputs PyTorch's CPU pooling kernels take (measured against torch 2.13): max_pool2d/3d
+# every integer type but not bool; average pooling int64 alone; max_pool1d and the adaptive pools neither. The
+# rest raise NotImplementedError (a RuntimeError) naming the kernel and the dtype, as PyTorch's do; the
+# floating types are not restricted here.
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _takes(integers: str) -> Callable[[_F], _F]:
+    """The pooling function refuses bool inputs, and integer ones unless `integers` ("integers": all of them,
+    "int64": that one) allows them (Note [Pooling dtypes])."""
+    def wrap(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def checked(input: Tensor, *args: Any, **kwargs: Any) -> Any:
+            dtype = getattr(input, "dtype", None)
+            if dtype is not None and not dtype.is_floating_point:
+                bool_ = dtype.name == "bool"
+                if bool_ or integers == "none" or (integers == "int64" and dtype.name != "int64"):
+                    raise NotImplementedError(f'"{fn.__name__}" not implemented for '
+                                              f"'{dtype.name.capitalize() if bool_ else dtype.name}'")
+            return fn(input, *args, **kwargs)
+        return checked  # type: ignore[return-value]
+    return wrap
 
 
 def _tuple(value: IntOrTuple | None, n: int, name: str, default: tuple[int, ...] | None = None) -> tuple[int, ...]:
@@ -157,6 +183,7 @@ def _as_2d(values: tuple[int, ...], fill: int) -> list[int]:
     return [fill, values[0]]
 
 
+@_takes("none")
 def max_pool1d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
                dilation: IntOrTuple = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """The 2-D max-pool kernel over a height of one (its flat index is the index along L)."""
@@ -170,6 +197,7 @@ def max_pool1d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None
     return (values, indices) if return_indices else values
 
 
+@_takes("integers")
 def max_pool2d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
                dilation: IntOrTuple = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """Max over sliding windows of a (N, C, H, W) or (C, H, W) input; stride defaults to kernel_size, return_indices
@@ -181,6 +209,7 @@ def max_pool2d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None
     return G.max_pool2d(input, kernel_size, st, padding, dilation, ceil_mode)
 
 
+@_takes("integers")
 def max_pool3d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
                dilation: IntOrTuple = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """Max over sliding windows of a (N, C, D, H, W) or (C, D, H, W) input; stride defaults to kernel_size,
@@ -230,6 +259,7 @@ def _avg_pool(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None,
     return G.div(total, divisor, rounding_mode="trunc")
 
 
+@_takes("int64")
 def avg_pool1d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
                ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
     """Floating inputs: the 2-D average-pool kernel over a height of one."""
@@ -245,6 +275,7 @@ def avg_pool1d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None
 
 
 @opcall.takes_out("avg_pool2d")
+@_takes("int64")
 def avg_pool2d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
                ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """Average over sliding windows of a (N, C, H, W) or (C, H, W) input; stride defaults to kernel_size,
@@ -256,6 +287,7 @@ def avg_pool2d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None
 
 
 @opcall.takes_out("avg_pool3d")
+@_takes("int64")
 def avg_pool3d(input: Tensor, kernel_size: IntOrTuple, stride: IntOrTuple | None = None, padding: IntOrTuple = 0,
                ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """Average over sliding windows of a (N, C, D, H, W) or (C, D, H, W) input; stride defaults to kernel_size,
@@ -317,18 +349,21 @@ def _adaptive_max(input: Tensor, output_size: Any, return_indices: bool, nd: int
     return (values, indices) if return_indices else values
 
 
+@_takes("none")
 def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max pool of a (N, C, L) or (C, L) input into `output_size` near-equal windows per dim; return_indices also
     returns the argmax positions."""
     return _adaptive_max(input, output_size, return_indices, 1)
 
 
+@_takes("none")
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max pool of a (N, C, H, W) or (C, H, W) input into `output_size` near-equal windows per dim; return_indices
     also returns the argmax positions."""
     return _adaptive_max(input, output_size, return_indices, 2)
 
 
+@_takes("none")
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max pool of a (N, C, D, H, W) or (C, D, H, W) input into `output_size` near-equal windows per dim;
     return_indices also returns the argmax positions."""
@@ -351,17 +386,20 @@ def _adaptive_avg(input: Tensor, output_size: Any, nd: int) -> Tensor:
     return x
 
 
+@_takes("none")
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     """Average pool of a (N, C, L) or (C, L) input into `output_size` near-equal windows per dim."""
     return _adaptive_avg(input, output_size, 1)
 
 
+@_takes("none")
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """Average pool of a (N, C, H, W) or (C, H, W) input into `output_size` near-equal windows per dim."""
     size = _adaptive_sizes(input, output_size, 2, "adaptive_avg_pool2d")
     return _G().adaptive_avg_pool2d(input, size)
 
 
+@_takes("none")
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Average pool of a (N, C, D, H, W) or (C, D, H, W) input into `output_size` near-equal windows per dim."""
     return _adaptive_avg(input, output_size, 3)

@@ -126,3 +126,29 @@ def test_fractional_max_pool_draws_samples() -> None:
     layer = G.nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5))
     out = layer(G.randn(2, 3, 12, 12))
     assert tuple(out.shape) == (2, 3, 6, 6)
+
+
+POOL_NAMES = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+              "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+              "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"]
+
+
+@pytest.mark.parametrize("name", POOL_NAMES)
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "int32", "int64"])
+def test_bool_and_integer_inputs_are_taken_or_refused_as_torch_does(name: str, dtype: str) -> None:
+    """Note [Pooling dtypes]: whether the kernel takes the dtype, and the result's dtype and values when it does."""
+    import generated as G
+
+    nd = int(name[-2])
+    shape = (2, 3, *[4] * nd)
+    a = (np.arange(np.prod(shape)).reshape(shape) % 5).astype(dtype)
+    size = {"output_size": 2} if name.startswith("adaptive") else {"kernel_size": 2}
+    try:
+        want = getattr(TF, name)(torch.from_numpy(a), **size)
+    except RuntimeError:  # (NotImplementedError is one)
+        with pytest.raises(RuntimeError):
+            getattr(_F(), name)(G.from_numpy(a), **size)
+        return
+    got = getattr(_F(), name)(G.from_numpy(a), **size)
+    assert got.dtype.name == str(want.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
