@@ -22,6 +22,7 @@ from runtime.compile.passes import (
 )
 from runtime.compile.pyrun import cuda_group_runner, group_runner, make_runner, private_values
 from runtime.compile.thread_split import SIZES, split_threads
+from runtime.dispatcher import AUTOGRAD_BIT, tls
 from runtime.tensor import Tensor
 
 # Note [Buffers a program keeps]
@@ -117,3 +118,14 @@ class Program:
     # -- running ------------------------------------------------------------------------------------
     def run(self, inputs: list[Tensor]) -> Any:
         return self._run(inputs)
+
+    def run_without_grad(self, inputs: list[Tensor]) -> Any:
+        """`run` with grad mode off (no_grad's effect, switched inline: this is on every compiled call)."""
+        enabled = tls.mask & AUTOGRAD_BIT
+        if not enabled:
+            return self._run(inputs)
+        tls.mask &= ~AUTOGRAD_BIT
+        try:
+            return self._run(inputs)
+        finally:
+            tls.mask |= AUTOGRAD_BIT

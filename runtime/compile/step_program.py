@@ -10,7 +10,6 @@ from runtime.autograd.saved import ERR_BACKWARD_TWICE
 from runtime.compile.graph import Graph, leaves
 from runtime.compile.program import Program
 from runtime.compile.step_capture import StepEffects
-from runtime.dispatcher import AUTOGRAD_BIT, tls
 from runtime.tensor import Tensor
 
 
@@ -90,14 +89,7 @@ class StepProgram:
 
     def run(self, inputs: list[Tensor]) -> Any:
         inputs = inputs + [t._grad for t in self.grad_inputs]
-        enabled = tls.mask & AUTOGRAD_BIT  # (grad mode off while it runs: no_grad's effect, inline)
-        if enabled:
-            tls.mask &= ~AUTOGRAD_BIT
-        try:
-            output, grads = self.program.run(inputs)
-        finally:
-            if enabled:
-                tls.mask |= AUTOGRAD_BIT
+        output, grads = self.program.run_without_grad(inputs)
         for t, g in zip(self.grad_owners, grads, strict=True):
             t._grad = g
         if self.spent:

@@ -109,13 +109,7 @@ class TrainingProgram:
         `CompiledFunctionBackward`, whose edges are those of `inputs` and the free targets (Note [The
         compiled graph's node])."""
         enabled = tls.mask & AUTOGRAD_BIT
-        if enabled:
-            tls.mask &= ~AUTOGRAD_BIT
-        try:
-            output, saved = self.forward.run(inputs)
-        finally:
-            if enabled:
-                tls.mask |= AUTOGRAD_BIT
+        output, saved = self.forward.run_without_grad(inputs)
         outs = flat_tensors(output)
         tensors = inputs + self.free_targets
         if enabled and any(t._requires_grad for t in tensors):
