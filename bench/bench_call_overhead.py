@@ -86,34 +86,16 @@ def tiny(G: Any, torch: Any) -> tuple[dict[str, float], Any, tuple[Any, ...]]:
 
 
 def mlp(G: Any, torch: Any) -> tuple[dict[str, float], list[tuple[str, Any, tuple[Any, ...], Any]]]:
-    rng = np.random.default_rng(3)
-    x_np = rng.standard_normal((32, 32)).astype(np.float32)
-    y_np = rng.integers(0, 10, 32)
-    w = [a.astype(np.float32) for a in (rng.standard_normal((64, 32)) * 0.1, np.zeros(64),
-                                       rng.standard_normal((10, 64)) * 0.1, np.zeros(10))]
+    from bench_compile import mlp_data, mlp_loss, mlp_whole_step
 
-    def model(lib: Any, ps: Any, x: Any, y: Any) -> Any:
-        F = lib.nn.functional
-        return F.cross_entropy(F.linear(F.relu(F.linear(x, ps[0], ps[1])), ps[2], ps[3]), y)
-
-    def whole_step(lib: Any, ps: Any) -> Any:
-        opt = lib.optim.SGD(ps, lr=0.01, momentum=0.9)
-
-        def step(x: Any, y: Any) -> Any:
-            opt.zero_grad()
-            loss = model(lib, ps, x, y)
-            loss.backward()
-            opt.step()
-            return loss
-        return step
-
+    x_np, y_np, w = mlp_data()
     x, y = G.from_numpy(x_np), G.from_numpy(y_np)
     wps = [G.from_numpy(a.copy()).requires_grad_(True) for a in w]
-    whole = G.compile(whole_step(G, wps))
+    whole = G.compile(mlp_whole_step(G, wps))
     whole(x, y)
     whole(x, y)
     cps = [G.from_numpy(a.copy()).requires_grad_(True) for a in w]
-    loss_fn = G.compile(lambda a, b: model(G, cps, a, b))
+    loss_fn = G.compile(lambda a, b: mlp_loss(G, cps, a, b))
     opt = G.optim.SGD(cps, lr=0.01, momentum=0.9)
 
     def loss_step() -> None:
@@ -125,7 +107,7 @@ def mlp(G: Any, torch: Any) -> tuple[dict[str, float], list[tuple[str, Any, tupl
     if torch is not None:
         tps = [torch.from_numpy(a.copy()).requires_grad_(True) for a in w]
         xt, yt = torch.from_numpy(x_np), torch.from_numpy(y_np)
-        tstep = whole_step(torch, tps)
+        tstep = mlp_whole_step(torch, tps)
         rows["PyTorch eager step"] = lambda: tstep(xt, yt)
     return medians(rows, 200), [("MLP step compiled", whole, (x, y), lambda: whole(x, y)),
                                 ("MLP loss compiled (+ backward)", loss_fn, (x, y), lambda: loss_fn(x, y).backward())]

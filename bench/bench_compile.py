@@ -232,16 +232,36 @@ def transformer_rows(G, rounds: int) -> dict[str, float]:  # type: ignore[no-unt
     return medians(fns, rounds)
 
 
-def mlp_rows(G, rounds: int) -> tuple[dict[str, float], float]:  # type: ignore[no-untyped-def]
+def mlp_data() -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The MLP 32-64-10 benchmark's batch (inputs, labels) and weights."""
     rng = np.random.default_rng(3)
     x_np = rng.standard_normal((32, 32)).astype(np.float32)
     y_np = rng.integers(0, 10, 32)
     w = [a.astype(np.float32) for a in (rng.standard_normal((64, 32)) * 0.1, np.zeros(64),
                                        rng.standard_normal((10, 64)) * 0.1, np.zeros(10))]
+    return x_np, y_np, w
 
-    def model(lib, ps, x, y):  # type: ignore[no-untyped-def]
-        F = lib.nn.functional
-        return F.cross_entropy(F.linear(F.relu(F.linear(x, ps[0], ps[1])), ps[2], ps[3]), y)
+
+def mlp_loss(lib, ps, x, y):  # type: ignore[no-untyped-def]
+    F = lib.nn.functional
+    return F.cross_entropy(F.linear(F.relu(F.linear(x, ps[0], ps[1])), ps[2], ps[3]), y)
+
+
+def mlp_whole_step(lib, ps):  # type: ignore[no-untyped-def]
+    """The training step written whole (zero_grad, loss, backward, SGD momentum step) over `ps`."""
+    opt = lib.optim.SGD(ps, lr=0.01, momentum=0.9)
+
+    def step(x, y):  # type: ignore[no-untyped-def]
+        opt.zero_grad()
+        loss = mlp_loss(lib, ps, x, y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def mlp_rows(G, rounds: int) -> tuple[dict[str, float], float]:  # type: ignore[no-untyped-def]
+    x_np, y_np, w = mlp_data()
 
     def stepper(lib, f, ps, x, y):  # type: ignore[no-untyped-def]
         opt = lib.optim.SGD(ps, lr=0.01, momentum=0.9)
@@ -252,27 +272,16 @@ def mlp_rows(G, rounds: int) -> tuple[dict[str, float], float]:  # type: ignore[
             opt.step()
         return run
 
-    def whole_step(lib, ps):  # type: ignore[no-untyped-def]
-        opt = lib.optim.SGD(ps, lr=0.01, momentum=0.9)
-
-        def step(x, y):  # type: ignore[no-untyped-def]
-            opt.zero_grad()
-            loss = model(lib, ps, x, y)
-            loss.backward()
-            opt.step()
-            return loss
-        return step
-
     x, y = G.from_numpy(x_np), G.from_numpy(y_np)
     ps = [G.from_numpy(a.copy()).requires_grad_(True) for a in w]
-    eager = stepper(G, lambda a, b: model(G, ps, a, b), ps, x, y)
+    eager = stepper(G, lambda a, b: mlp_loss(G, ps, a, b), ps, x, y)
     wps = [G.from_numpy(a.copy()).requires_grad_(True) for a in w]
-    whole = G.compile(whole_step(G, wps))
+    whole = G.compile(mlp_whole_step(G, wps))
     t = time.perf_counter()
     whole(x, y)
     first_whole = time.perf_counter() - t
     cps = [G.from_numpy(a.copy()).requires_grad_(True) for a in w]
-    compiled_fn = G.compile(lambda a, b: model(G, cps, a, b))
+    compiled_fn = G.compile(lambda a, b: mlp_loss(G, cps, a, b))
     t = time.perf_counter()
     compiled_fn(x, y).backward()
     first = time.perf_counter() - t
@@ -283,7 +292,7 @@ def mlp_rows(G, rounds: int) -> tuple[dict[str, float], float]:  # type: ignore[
 
         tps = [torch.from_numpy(a.copy()).requires_grad_(True) for a in w]
         xt, yt = torch.from_numpy(x_np), torch.from_numpy(y_np)
-        fns["PyTorch eager"] = stepper(torch, lambda a, b: model(torch, tps, a, b), tps, xt, yt)
+        fns["PyTorch eager"] = stepper(torch, lambda a, b: mlp_loss(torch, tps, a, b), tps, xt, yt)
     except ImportError:
         pass
     return medians(fns, rounds), max(first, first_whole)
