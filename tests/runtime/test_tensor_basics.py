@@ -98,21 +98,6 @@ def test_detach_shares_storage() -> None:
     assert x.tolist() == [0.0, 0.0]
 
 
-def test_setting_data_swaps_the_memory_and_keeps_the_tensor() -> None:
-    p = G.nn.Parameter(G.ones(3))
-    p.grad = G.full((3,), 5.0)
-    new = G.zeros(2, 2, dtype=G.float64)
-    p.data = new
-    assert p.shape == (2, 2) and p.dtype is G.float64 and p.requires_grad and p.grad is not None
-    new.add_(1.0)  # p now shares new's memory
-    assert p.tolist() == [[1.0, 1.0], [1.0, 1.0]]
-    p.grad = None
-    (p * 2).sum().backward()  # still a leaf of autograd
-    assert p.is_leaf and p.grad is not None
-    with pytest.raises(TypeError, match="Tensor"):
-        p.data = [1.0, 2.0]
-
-
 def test_new_factories_and_fill() -> None:
     x = G.ones(2, dtype=G.float64)
     assert x.new_zeros((3,)).dtype is G.float64 and x.new_ones(2).tolist() == [1.0, 1.0]

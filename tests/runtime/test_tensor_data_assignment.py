@@ -16,7 +16,8 @@ def test_a_parameter_takes_new_values_and_shape_and_keeps_its_hooks() -> None:
     m.weight.register_hook(lambda g: seen.append(tuple(g.shape)))
     w = m.weight
     m.weight.data = G.ones(4, 3)
-    assert m.weight is w and w.requires_grad and isinstance(w, G.nn.Parameter)
+    assert m.weight is w and w.requires_grad and isinstance(w, G.nn.Parameter) and w.is_leaf
+    assert w.grad is not None  # the .grad it had stays
     w.grad = None
     (w * 3).sum().backward()
     np.testing.assert_array_equal(w.grad.numpy(), np.full((4, 3), 3.0, np.float32))
